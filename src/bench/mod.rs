@@ -1,0 +1,15 @@
+//! `sshtune bench`: per-cipher throughput in both directions with CPU on both ends.
+//!
+//! Measurement (`executor`, `openssh`, `run`) is kept apart from judgement (`stats`, `verdict`)
+//! and from presentation (`crate::report`).
+
+pub mod ceiling;
+pub mod executor;
+pub mod model;
+pub mod openssh;
+pub mod remote;
+pub mod run;
+pub mod stats;
+pub mod verdict;
+
+pub use model::{BenchReport, Direction, ResultRow};

@@ -1,0 +1,166 @@
+//! The bench result as data: schema `sshtune.bench/1` (documented in docs/bench-json.md).
+
+use crate::sysinfo::MachineInfo;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+pub const SCHEMA: &str = "sshtune.bench/1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Client to server: we write into the remote sink.
+    Upload,
+    /// Server to client: the remote source writes, we drain.
+    Download,
+}
+
+impl fmt::Display for Direction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(match self {
+            Direction::Upload => "upload",
+            Direction::Download => "download",
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    ClientCpu,
+    ServerCpu,
+    Network,
+    Unclear,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::ClientCpu => "client-cpu",
+            Verdict::ServerCpu => "server-cpu",
+            Verdict::Network => "network",
+            Verdict::Unclear => "unclear",
+        }
+    }
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BenchReport {
+    pub schema: String,
+    pub tool_version: String,
+    /// RFC 3339 time the run started.
+    pub started: String,
+    /// The destination as given (`embedded` for the private loopback server).
+    pub host: String,
+    pub embedded: bool,
+    pub client: ClientInfo,
+    pub server: ServerInfo,
+    pub settings: Settings,
+    /// Raw-TCP throughput of the same path, when it could be measured.
+    pub ceiling: Option<Ceiling>,
+    pub results: Vec<ResultRow>,
+    /// Things the user should know about the whole run (each says how to fix it).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ClientInfo {
+    pub ssh_version: Option<String>,
+    #[serde(flatten)]
+    pub machine: MachineInfo,
+    /// CPU available to the client in cores (1.0 = one core), from its cgroup quota if any.
+    pub cpu_quota_cores: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ServerInfo {
+    pub banner: Option<String>,
+    pub openssh_version: Option<String>,
+    pub strict_kex: Option<bool>,
+    pub offered_ciphers: Vec<String>,
+    pub offered_macs: Vec<String>,
+    #[serde(flatten)]
+    pub machine: MachineInfo,
+    /// CPU available to the session process in cores, from its cgroup quota if any.
+    pub cpu_quota_cores: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    pub engines: Vec<String>,
+    pub repeat: u32,
+    pub warmup: u32,
+    /// Fixed transfer size, or null when sized adaptively.
+    pub fixed_size_bytes: Option<u64>,
+    /// Adaptive sizing grows a transfer until it lasts at least this long.
+    pub min_duration_s: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ceiling {
+    pub mib_s: f64,
+    /// How it was obtained (`loopback tcp`, `user-supplied`, ...).
+    pub method: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultRow {
+    pub engine: String,
+    pub cipher: String,
+    /// The MAC used, or null for AEAD ciphers (which carry their own).
+    pub mac: Option<String>,
+    pub grade: Option<String>,
+    pub direction: Direction,
+    /// Bytes moved per sample.
+    pub bytes: u64,
+    /// Throughput of each timed sample, MiB/s (warm-ups excluded).
+    pub samples: Vec<f64>,
+    pub median_mib_s: Option<f64>,
+    pub min_mib_s: Option<f64>,
+    pub max_mib_s: Option<f64>,
+    /// Client `ssh` process CPU during the transfer, % of one core (median over samples).
+    pub client_cpu_pct: Option<f64>,
+    /// Server session process CPU during the transfer, % of one core (median over samples).
+    pub server_cpu_pct: Option<f64>,
+    /// Whole-server CPU busy time during the transfer, % of one core (all processes).
+    pub server_total_cpu_pct: Option<f64>,
+    pub verdict: Option<Verdict>,
+    /// The evidence behind the verdict, in words.
+    pub verdict_reason: Option<String>,
+    pub error: Option<String>,
+}
+
+impl ResultRow {
+    pub fn failed(
+        engine: &str,
+        cipher: &str,
+        mac: Option<&str>,
+        direction: Direction,
+        error: String,
+    ) -> Self {
+        Self {
+            engine: engine.to_string(),
+            cipher: cipher.to_string(),
+            mac: mac.map(String::from),
+            grade: ciphers::cipher(cipher).map(|c| c.grade.to_string()),
+            direction,
+            bytes: 0,
+            samples: Vec::new(),
+            median_mib_s: None,
+            min_mib_s: None,
+            max_mib_s: None,
+            client_cpu_pct: None,
+            server_cpu_pct: None,
+            server_total_cpu_pct: None,
+            verdict: None,
+            verdict_reason: None,
+            error: Some(error),
+        }
+    }
+}

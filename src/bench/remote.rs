@@ -1,0 +1,162 @@
+//! The remote side of an OpenSSH-engine transfer: small POSIX shell programs, and parsers for
+//! the lines they print.
+//!
+//! The session's sshd process (the one doing the crypto) is found by walking up from the
+//! shell's parent; its utime+stime are read from /proc before and after the transfer, so
+//! connection setup and login are excluded from the server CPU figure just as from the clock.
+
+use std::collections::HashMap;
+
+/// Shared prelude: finds the session process `P`, defines `u` (its CPU ticks), `s` (the
+/// aggregate /proc/stat line) and `q` (its cgroup CPU quota). Contains no single quote, since
+/// it travels inside `sh -c '...'`.
+const PRELUDE: &str = r#"P=$PPID; f=0; i=0;
+while [ $i -lt 4 ]; do c=$(cat /proc/$P/comm 2>/dev/null);
+ case "$c" in sshd*|dropbear*|sshtune*) f=1; break;; esac;
+ n=$(sed "s/^.*) //" /proc/$P/stat 2>/dev/null | cut -d" " -f2);
+ case "$n" in ""|0|1) break;; esac; P=$n; i=$((i+1)); done;
+[ $f = 1 ] || { P=$PPID; c=$(cat /proc/$P/comm 2>/dev/null); };
+K=$(getconf CLK_TCK 2>/dev/null || echo 100);
+u(){ sed "s/^.*) //" /proc/$P/stat 2>/dev/null | cut -d" " -f12,13 | tr " " ,; };
+s(){ head -n1 /proc/stat 2>/dev/null | tr -s " " , | cut -d, -f2-; };
+q=; while IFS=: read -r id ctl path; do case ",$ctl," in
+ *,cpu,*) [ -r "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us" ] &&
+   q="$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us"),$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_period_us")";;
+ ,,) [ -z "$q" ] && [ -r "/sys/fs/cgroup$path/cpu.max" ] && q=$(tr " " , < "/sys/fs/cgroup$path/cpu.max");;
+ esac; done < /proc/$P/cgroup 2>/dev/null;
+echo "SSHTUNE-READY pid=$P comm=$c tck=$K cpu=$(u) stat=$(s) quota=$q";"#;
+
+/// Counts and discards stdin, then reports the count and the CPU counters.
+pub fn upload_script() -> String {
+    wrap(&format!(
+        "{PRELUDE} n=$(wc -c | tr -d \" \"); echo \"SSHTUNE-DONE bytes=$n cpu=$(u) stat=$(s)\""
+    ))
+}
+
+/// Writes exactly `bytes` bytes, then reports the CPU counters.
+pub fn download_script(bytes: u64) -> String {
+    wrap(&format!(
+        "{PRELUDE} head -c {bytes} /dev/zero; r=$?; echo \"SSHTUNE-DONE rc=$r cpu=$(u) stat=$(s)\""
+    ))
+}
+
+/// Checks login, the tools the transfer scripts need, and gathers facts about the server.
+pub fn preflight_script() -> String {
+    wrap(
+        r#"echo SSHTUNE-OK; for t in cat head wc sed cut tr getconf; do command -v $t >/dev/null 2>&1 || echo "SSHTUNE-MISSING $t"; done;
+echo "SSHTUNE-INFO kernel=$(uname -r 2>/dev/null)";
+echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
+echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed "s/^ *//")";
+echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)""#,
+    )
+}
+
+fn wrap(script: &str) -> String {
+    debug_assert!(!script.contains('\''));
+    format!("sh -c '{}'", script.replace('\n', " "))
+}
+
+/// `key=value` tokens of one report line.
+pub fn tokens(line: &str) -> HashMap<&str, &str> {
+    line.split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .collect()
+}
+
+/// Counters the remote side reports at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RemoteCounters {
+    /// Session process utime+stime, ticks.
+    pub proc_ticks: Option<u64>,
+    /// Whole machine busy ticks (everything but idle and iowait) and total ticks.
+    pub busy_ticks: Option<u64>,
+}
+
+impl RemoteCounters {
+    pub fn parse(t: &HashMap<&str, &str>) -> Self {
+        let proc_ticks = t.get("cpu").and_then(|v| {
+            let mut it = v.split(',').map(|x| x.parse::<u64>());
+            Some(it.next()?.ok()? + it.next()?.ok()?)
+        });
+        let busy_ticks = t.get("stat").and_then(|v| {
+            let f: Vec<u64> = v.split(',').filter_map(|x| x.parse().ok()).collect();
+            // user nice system idle iowait irq softirq steal ...
+            (f.len() >= 4).then(|| {
+                f.iter()
+                    .enumerate()
+                    .filter(|(i, _)| *i != 3 && *i != 4)
+                    .take(7)
+                    .map(|(_, v)| v)
+                    .sum()
+            })
+        });
+        Self {
+            proc_ticks,
+            busy_ticks,
+        }
+    }
+}
+
+/// The READY line: where the session process is and what it may use.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ready {
+    pub comm: Option<String>,
+    pub ticks_per_s: u64,
+    pub counters: RemoteCounters,
+    /// CPU the session process may use, in cores, when a cgroup quota limits it.
+    pub quota_cores: Option<f64>,
+}
+
+impl Ready {
+    pub fn parse(line: &str) -> Option<Self> {
+        let rest = line.strip_prefix("SSHTUNE-READY")?;
+        let t = tokens(rest);
+        Some(Self {
+            comm: t
+                .get("comm")
+                .map(|s| s.to_string())
+                .filter(|s| !s.is_empty()),
+            ticks_per_s: t.get("tck").and_then(|v| v.parse().ok()).unwrap_or(100),
+            counters: RemoteCounters::parse(&t),
+            quota_cores: t.get("quota").and_then(|q| parse_quota(q)),
+        })
+    }
+}
+
+/// `quota,period` (cgroup v1, -1 = none) or `max,period` / `quota,period` (cgroup v2).
+pub fn parse_quota(q: &str) -> Option<f64> {
+    let (a, b) = q.split_once(',')?;
+    let quota: f64 = a.parse().ok()?;
+    let period: f64 = b.parse().ok()?;
+    (quota > 0.0 && period > 0.0).then(|| quota / period)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_are_single_quote_safe() {
+        for s in [upload_script(), download_script(5), preflight_script()] {
+            assert!(s.starts_with("sh -c '") && s.ends_with('\''));
+            assert_eq!(s.matches('\'').count(), 2, "{s}");
+        }
+    }
+
+    #[test]
+    fn ready_line() {
+        let r = Ready::parse(
+            "SSHTUNE-READY pid=12 comm=sshd tck=100 cpu=5,7 stat=10,0,20,500,3,1,2,0,0,0 quota=20000,100000",
+        )
+        .unwrap();
+        assert_eq!(r.comm.as_deref(), Some("sshd"));
+        assert_eq!(r.counters.proc_ticks, Some(12));
+        assert_eq!(r.counters.busy_ticks, Some(10 + 20 + 1 + 2));
+        assert_eq!(r.quota_cores, Some(0.2));
+        let r =
+            Ready::parse("SSHTUNE-READY pid=1 comm= tck=100 cpu= stat= quota=-1,100000").unwrap();
+        assert_eq!(r.quota_cores, None);
+        assert_eq!(r.counters.proc_ticks, None);
+        assert_eq!(parse_quota("max,100000"), None);
+    }
+}

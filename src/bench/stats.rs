@@ -1,0 +1,59 @@
+//! Summary statistics for a handful of samples. Medians, not means: one disturbed run on a
+//! shared machine should not move the headline figure.
+
+/// Median; for an even count, the mean of the middle two.
+pub fn median(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+pub fn min(xs: &[f64]) -> Option<f64> {
+    xs.iter().copied().min_by(f64::total_cmp)
+}
+
+pub fn max(xs: &[f64]) -> Option<f64> {
+    xs.iter().copied().max_by(f64::total_cmp)
+}
+
+/// Relative spread (max − min) / median, used to say when a ranking is not significant.
+pub fn relative_spread(xs: &[f64]) -> Option<f64> {
+    let m = median(xs)?;
+    if m <= 0.0 {
+        return None;
+    }
+    Some((max(xs)? - min(xs)?) / m)
+}
+
+/// Two results are distinguishable only when their min–max ranges do not overlap.
+pub fn ranges_overlap(a: &[f64], b: &[f64]) -> bool {
+    match (min(a), max(a), min(b), max(b)) {
+        (Some(amin), Some(amax), Some(bmin), Some(bmax)) => amin <= bmax && bmin <= amax,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn basics() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(min(&[2.0, 1.0]), Some(1.0));
+        assert_eq!(max(&[2.0, 1.0]), Some(2.0));
+        assert!((relative_spread(&[90.0, 100.0, 110.0]).unwrap() - 0.2).abs() < 1e-9);
+        assert!(ranges_overlap(&[1.0, 3.0], &[2.0, 4.0]));
+        assert!(!ranges_overlap(&[1.0, 2.0], &[3.0, 4.0]));
+    }
+}

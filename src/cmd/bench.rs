@@ -1,0 +1,276 @@
+use crate::bench::ceiling;
+use crate::bench::model::{
+    self, BenchReport, ClientInfo, Direction, ResultRow, ServerInfo, Settings,
+};
+use crate::bench::openssh::OpenSsh;
+use crate::bench::run::{self, Plan, Progress};
+use crate::cli::{BenchArgs, Directions};
+use crate::embedded::EmbeddedSshd;
+use crate::probe::probe;
+use crate::report::{self, Format};
+use crate::target::{ssh_query, ssh_version, SshTarget};
+use crate::{cgroup, process, sysinfo};
+use anyhow::{bail, Context, Result};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
+const INITIAL_SIZE: u64 = 16 << 20;
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    process::install_signal_handlers()?;
+    let started = chrono::Local::now().to_rfc3339();
+    let mut warnings = Vec::new();
+    // Keep the embedded server alive for the whole run; dropping it cleans up.
+    let (embedded, target) = match &args.host {
+        None => {
+            if !args.ssh.to_ssh_options().is_empty() {
+                bail!("ssh options (-p, -l, -i, -F, -o) need a HOST");
+            }
+            let server = EmbeddedSshd::start("")?;
+            let target = server.target.clone();
+            (Some(server), target)
+        }
+        Some(h) => (
+            None,
+            SshTarget {
+                destination: h.clone(),
+                options: args.ssh.to_ssh_options(),
+                embedded: false,
+            },
+        ),
+    };
+    let host_label = args
+        .host
+        .clone()
+        .unwrap_or_else(|| "embedded loopback sshd".into());
+    let resolved = target.resolve()?;
+    let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
+    let mut exec = OpenSsh::new(target.clone());
+    let info = exec.preflight()?;
+    process::check_interrupted()?;
+
+    let client_ciphers = ssh_query("cipher")?;
+    let offered = offer.ciphers();
+    let ciphers: Vec<String> = if args.ciphers.is_empty() {
+        client_ciphers
+            .iter()
+            .filter(|c| offered.contains(c))
+            .cloned()
+            .collect()
+    } else {
+        args.ciphers.clone()
+    };
+    if ciphers.is_empty() {
+        bail!(
+            "the server offers no cipher the local ssh supports (server: {})",
+            offered.join(",")
+        );
+    }
+    let offered_macs = offer.macs();
+    let default_mac = resolved
+        .macs
+        .iter()
+        .find(|m| offered_macs.contains(m))
+        .cloned();
+    let mut pairs = Vec::new();
+    for c in &ciphers {
+        let aead = ciphers::cipher(c).is_some_and(|s| s.is_aead());
+        if aead {
+            pairs.push((c.clone(), None));
+        } else if !args.macs.is_empty() {
+            pairs.extend(args.macs.iter().map(|m| (c.clone(), Some(m.clone()))));
+        } else {
+            pairs.push((c.clone(), default_mac.clone()));
+        }
+    }
+    let directions = match args.direction {
+        Directions::Upload => vec![Direction::Upload],
+        Directions::Download => vec![Direction::Download],
+        Directions::Both => vec![Direction::Upload, Direction::Download],
+    };
+
+    let ceiling = match args.ceiling {
+        Some(c) => Some(model::Ceiling {
+            mib_s: c,
+            method: "user-supplied".into(),
+        }),
+        None if is_loopback(&resolved.hostname) => {
+            let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
+                .context("measuring the loopback TCP ceiling")?;
+            Some(model::Ceiling {
+                mib_s: m,
+                method: format!("loopback TCP, median of 3 ({lo:.0}–{hi:.0})"),
+            })
+        }
+        None => {
+            warnings.push(
+                "raw-TCP ceiling unknown: pass --ceiling MIB/s (e.g. measured with iperf3) so a \
+                 network-bound row can be recognised"
+                    .into(),
+            );
+            None
+        }
+    };
+    if is_loopback(&resolved.hostname) {
+        warnings.push(
+            "client and server share this machine's CPUs: good for ranking ciphers, not for \
+             absolute figures of a remote link"
+                .into(),
+        );
+    }
+    let client_quota = cgroup::quota_cores("self");
+    let plan = Plan {
+        pairs,
+        directions,
+        repeat: args.repeat,
+        warmup: args.warmup,
+        fixed_size: args.size,
+        initial_size: args.size.unwrap_or(INITIAL_SIZE),
+        min_duration_s: args.min_duration,
+    };
+    let ctx = run::Context {
+        client_quota_cores: client_quota,
+        ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
+    };
+    let progress = StderrProgress::new(args.quiet);
+    let results = run::run(&mut exec, &plan, ctx, &progress)?;
+    drop(embedded);
+
+    let get = |k: &str| {
+        info.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    if get("proc").as_deref() != Some("yes") {
+        warnings
+            .push("the server has no readable /proc: server CPU cannot be measured there".into());
+    }
+    let report = BenchReport {
+        schema: model::SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started,
+        host: host_label,
+        embedded: args.host.is_none(),
+        client: ClientInfo {
+            ssh_version: ssh_version().ok(),
+            machine: sysinfo::local(),
+            cpu_quota_cores: client_quota,
+        },
+        server: ServerInfo {
+            banner: Some(offer.banner.clone()),
+            openssh_version: offer.openssh_version.clone(),
+            strict_kex: Some(offer.strict_kex),
+            offered_ciphers: offered,
+            offered_macs,
+            machine: sysinfo::MachineInfo {
+                cpu_model: get("cpu"),
+                cores: get("cores").and_then(|c| c.parse().ok()),
+                kernel: get("kernel"),
+            },
+            cpu_quota_cores: None,
+        },
+        settings: Settings {
+            engines: vec!["openssh".into()],
+            repeat: args.repeat,
+            warmup: args.warmup,
+            fixed_size_bytes: args.size,
+            min_duration_s: args.min_duration,
+        },
+        ceiling,
+        results,
+        warnings,
+    };
+    let mut report = report;
+    report.server.cpu_quota_cores = None;
+    let mut text = report::exporter(args.format).render(&report)?;
+    if args.explain && args.format == Format::Table {
+        text.push('\n');
+        text.push_str(&report::explain(&report));
+    }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            if args.explain && args.format != Format::Table {
+                print!("{}", report::explain(&report));
+            }
+        }
+        None => print!("{text}"),
+    }
+    if report.results.iter().all(|r| r.error.is_some()) {
+        bail!("no cipher could be measured (see the errors in the report)");
+    }
+    Ok(())
+}
+
+fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+/// A bar on a terminal; one plain line per finished row otherwise (CI logs, pipes).
+struct StderrProgress {
+    bar: Option<indicatif::ProgressBar>,
+    quiet: bool,
+}
+
+impl StderrProgress {
+    fn new(quiet: bool) -> Self {
+        let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
+            let b = indicatif::ProgressBar::new(0);
+            b.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {msg}",
+                )
+                .expect("valid template"),
+            );
+            b.enable_steady_tick(Duration::from_millis(200));
+            b
+        });
+        Self { bar, quiet }
+    }
+}
+
+impl Progress for StderrProgress {
+    fn begin(&self, total: u64) {
+        if let Some(b) = &self.bar {
+            b.set_length(total);
+        }
+    }
+
+    fn status(&self, msg: &str) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg.to_string());
+        }
+    }
+
+    fn row_done(&self, row: &ResultRow) {
+        let line = match (&row.error, row.median_mib_s) {
+            (Some(e), _) => format!("{} {}: {e}", row.cipher, row.direction),
+            (None, Some(m)) => format!(
+                "{} {}: {m:.1} MiB/s ({} samples)",
+                row.cipher,
+                row.direction,
+                row.samples.len()
+            ),
+            _ => format!("{} {}: no result", row.cipher, row.direction),
+        };
+        match &self.bar {
+            Some(b) => {
+                b.println(line);
+                b.inc(1);
+            }
+            None if !self.quiet => eprintln!("{line}"),
+            None => {}
+        }
+    }
+
+    fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
+}

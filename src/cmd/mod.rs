@@ -1,0 +1,4 @@
+//! One module per subcommand: turn validated arguments into working objects, run, present.
+
+pub mod bench;
+pub mod probe;

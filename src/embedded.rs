@@ -1,0 +1,237 @@
+//! The embedded default: a private OpenSSH `sshd` on 127.0.0.1 with throwaway keys, so
+//! `sshtune bench` with no host measures this machine without touching any real config.
+
+use crate::process::{find_program, last_line, run_capture, ChildGuard};
+use crate::target::{ssh_query, SshTarget};
+use anyhow::{bail, Context, Result};
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const INSTALL_HINT: &str = "no OpenSSH server (sshd) found: install it (Debian/Ubuntu: \
+    apt-get install openssh-server; Fedora: dnf install openssh-server) or pass a HOST";
+
+/// A running private sshd. Dropping it stops the server and deletes every file it used.
+pub struct EmbeddedSshd {
+    // Field order matters: the server stops before its directory disappears.
+    child: ChildGuard,
+    dir: tempfile::TempDir,
+    pub port: u16,
+    pub target: SshTarget,
+    /// Set when we created the privilege-separation directory and must remove it again.
+    created_privsep: Option<PathBuf>,
+}
+
+impl EmbeddedSshd {
+    /// Starts sshd with every cipher and MAC the local OpenSSH supports, plus `extra` config
+    /// lines (tests use it to change one setting).
+    pub fn start(extra: &str) -> Result<Self> {
+        let sshd = find_program("sshd").context(INSTALL_HINT)?;
+        let dir = tempfile::Builder::new()
+            .prefix("sshtune-sshd-")
+            .tempdir()
+            .context("creating a temporary directory for the embedded sshd")?;
+        let host_key = keygen(dir.path(), "host_ed25519")?;
+        let client_key = keygen(dir.path(), "client_ed25519")?;
+        fs::copy(
+            client_key.with_extension("pub"),
+            dir.path().join("authorized_keys"),
+        )
+        .context("writing authorized_keys")?;
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+            .context("cannot find the current user's name")?;
+        let created_privsep = ensure_privsep_dir()?;
+        let ciphers = ssh_query("cipher")?.join(",");
+        let macs = ssh_query("mac")?.join(",");
+
+        let mut last_error = String::new();
+        for _attempt in 0..5 {
+            let port = free_port()?;
+            let config = dir.path().join("sshd_config");
+            let mut text = config_text(dir.path(), port, &host_key, &ciphers, &macs);
+            text.push_str(extra);
+            fs::write(&config, &text)?;
+            let log = dir.path().join("sshd.log");
+            let mut cmd = Command::new(&sshd);
+            cmd.args(["-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(fs::File::create(&log)?)
+                .process_group(0);
+            let mut child = ChildGuard::spawn(&mut cmd, "the embedded sshd")?;
+            match wait_ready(&mut child, port, &log) {
+                Ok(()) => {
+                    let known_hosts = dir.path().join("known_hosts");
+                    let pubkey = fs::read_to_string(host_key.with_extension("pub"))?;
+                    let key: Vec<&str> = pubkey.split_whitespace().take(2).collect();
+                    fs::write(
+                        &known_hosts,
+                        format!("[127.0.0.1]:{port} {}\n", key.join(" ")),
+                    )?;
+                    let target = client_target(port, &user, &client_key, &known_hosts);
+                    return Ok(Self {
+                        child,
+                        dir,
+                        port,
+                        target,
+                        created_privsep,
+                    });
+                }
+                Err(e) => {
+                    child.stop();
+                    last_error = e.to_string();
+                    if !last_error.contains("Address already in use") {
+                        break;
+                    }
+                }
+            }
+        }
+        bail!("the embedded sshd did not start: {last_error}")
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Stops the server now (tests use it to simulate a server dying mid-run).
+    pub fn kill(&mut self) {
+        self.child.stop();
+    }
+}
+
+impl Drop for EmbeddedSshd {
+    fn drop(&mut self) {
+        self.child.stop();
+        if let Some(p) = self.created_privsep.take() {
+            let _ = fs::remove_dir(p);
+        }
+    }
+}
+
+fn keygen(dir: &Path, name: &str) -> Result<PathBuf> {
+    let path = dir.join(name);
+    run_capture(
+        Command::new("ssh-keygen")
+            .args([
+                "-q",
+                "-t",
+                "ed25519",
+                "-N",
+                "",
+                "-C",
+                "sshtune-embedded",
+                "-f",
+            ])
+            .arg(&path),
+    )
+    .context("generating a temporary key with ssh-keygen")?;
+    Ok(path)
+}
+
+/// sshd started as root insists on its privilege-separation directory.
+fn ensure_privsep_dir() -> Result<Option<PathBuf>> {
+    if !nix::unistd::getuid().is_root() {
+        return Ok(None);
+    }
+    let dir = PathBuf::from("/run/sshd");
+    if dir.is_dir() {
+        return Ok(None);
+    }
+    fs::create_dir_all(&dir).context("creating sshd's privilege separation directory /run/sshd")?;
+    Ok(Some(dir))
+}
+
+/// Asks the kernel for a free port. Another process may grab it before sshd binds; the
+/// caller retries on "Address already in use".
+fn free_port() -> Result<u16> {
+    let l = TcpListener::bind("127.0.0.1:0").context("finding a free loopback port")?;
+    Ok(l.local_addr()?.port())
+}
+
+fn config_text(dir: &Path, port: u16, host_key: &Path, ciphers: &str, macs: &str) -> String {
+    let d = dir.display();
+    format!(
+        "# private sshd started by sshtune bench; deleted when the run ends\n\
+         Port {port}\n\
+         ListenAddress 127.0.0.1\n\
+         HostKey {}\n\
+         PidFile {d}/sshd.pid\n\
+         AuthorizedKeysFile {d}/authorized_keys\n\
+         PubkeyAuthentication yes\n\
+         PasswordAuthentication no\n\
+         KbdInteractiveAuthentication no\n\
+         UsePAM no\n\
+         StrictModes no\n\
+         PermitRootLogin prohibit-password\n\
+         Ciphers {ciphers}\n\
+         MACs {macs}\n\
+         Compression no\n\
+         X11Forwarding no\n\
+         AllowTcpForwarding no\n\
+         AllowAgentForwarding no\n\
+         PermitTunnel no\n\
+         PrintMotd no\n\
+         MaxStartups 100:30:200\n\
+         MaxSessions 100\n\
+         LogLevel ERROR\n",
+        host_key.display()
+    )
+}
+
+fn client_target(port: u16, user: &str, key: &Path, known_hosts: &Path) -> SshTarget {
+    let o = |s: String| ["-o".to_string(), s];
+    let mut options = vec![
+        "-F".into(),
+        "/dev/null".into(),
+        "-p".into(),
+        port.to_string(),
+        "-l".into(),
+        user.to_string(),
+        "-i".into(),
+        key.display().to_string(),
+    ];
+    for opt in [
+        "IdentitiesOnly=yes".to_string(),
+        "IdentityAgent=none".to_string(),
+        format!("UserKnownHostsFile={}", known_hosts.display()),
+        "GlobalKnownHostsFile=/dev/null".to_string(),
+        "StrictHostKeyChecking=yes".to_string(),
+        "UpdateHostKeys=no".to_string(),
+    ] {
+        options.extend(o(opt));
+    }
+    SshTarget {
+        destination: "127.0.0.1".into(),
+        options,
+        embedded: true,
+    }
+}
+
+/// Ready means: sshd accepts a connection and sends its identification.
+fn wait_ready(child: &mut ChildGuard, port: u16, log: &Path) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(status) = child.child_mut().try_wait()? {
+            let text = fs::read_to_string(log).unwrap_or_default();
+            bail!("sshd exited ({status}): {}", last_line(&text));
+        }
+        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+            s.set_read_timeout(Some(Duration::from_secs(2)))?;
+            let mut line = String::new();
+            if BufReader::new(s).read_line(&mut line).is_ok() && line.starts_with("SSH-") {
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!("sshd did not accept connections on 127.0.0.1:{port} within 10 s")
+}
+
+use std::os::unix::process::CommandExt as _;

@@ -1,0 +1,17 @@
+//! sshtune: measure SSH cipher throughput and CPU cost, find the bottleneck, emit a config.
+//!
+//! The binary is a thin shell over this library so integration tests can reuse its pieces
+//! (the embedded sshd, the probe, the report model). See docs/ARCHITECTURE.md.
+#![deny(unsafe_code)]
+
+pub mod bench;
+pub mod cgroup;
+pub mod cli;
+pub mod cmd;
+pub mod embedded;
+pub mod probe;
+pub mod process;
+pub mod report;
+pub mod sysinfo;
+pub mod target;
+pub mod wire;

@@ -1,0 +1,24 @@
+use clap::Parser;
+use sshtune::cli::{Cli, Command};
+use sshtune::process::Interrupted;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Bench(args) => sshtune::cmd::bench::run(args),
+        Command::Probe(args) => sshtune::cmd::probe::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            // One line: the cause chain joined, as the user needs to act on it.
+            eprintln!("sshtune: {e:#}");
+            if e.downcast_ref::<Interrupted>().is_some() {
+                ExitCode::from(130)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! `sshtune probe`: read a server's banner and SSH_MSG_KEXINIT without logging in.
+
+use crate::wire::ident::{read_ident, Ident};
+use crate::wire::kexinit::KexInit;
+use crate::wire::plain::{read_packet, write_packet};
+use crate::wire::{msg, Writer};
+use anyhow::{bail, Context, Result};
+use serde::Serialize;
+use std::io::{BufReader, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// The whole exchange must finish within this; a silent peer must not hang us.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Servers may send IGNORE/DEBUG first; more than this many before KEXINIT is hostile.
+const MAX_PACKETS_BEFORE_KEXINIT: usize = 16;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeResult {
+    pub host: String,
+    pub port: u16,
+    pub banner: String,
+    pub software: String,
+    pub comments: Option<String>,
+    /// Parsed OpenSSH release, when the peer is OpenSSH.
+    pub openssh_version: Option<String>,
+    pub strict_kex: bool,
+    pub kexinit: KexInit,
+}
+
+impl ProbeResult {
+    /// Ciphers usable in both directions, in the server's order.
+    pub fn ciphers(&self) -> Vec<String> {
+        self.kexinit
+            .ciphers_c2s
+            .iter()
+            .filter(|c| self.kexinit.ciphers_s2c.contains(c))
+            .cloned()
+            .collect()
+    }
+
+    pub fn macs(&self) -> Vec<String> {
+        self.kexinit
+            .macs_c2s
+            .iter()
+            .filter(|m| self.kexinit.macs_s2c.contains(m))
+            .cloned()
+            .collect()
+    }
+
+    pub fn version(&self) -> Option<ciphers::OpenSshVersion> {
+        ciphers::OpenSshVersion::parse(&self.software)
+    }
+}
+
+/// Connects to `host:port`, exchanges identifications and reads the server's KEXINIT.
+pub fn probe(host: &str, port: u16, timeout: Duration) -> Result<ProbeResult> {
+    let addrs: Vec<_> = (host, port)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve host {host:?}"))?
+        .collect();
+    if addrs.is_empty() {
+        bail!("cannot resolve host {host:?}: no addresses");
+    }
+    let mut last_err = None;
+    let mut stream = None;
+    for addr in &addrs {
+        match TcpStream::connect_timeout(addr, timeout) {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last_err = Some((addr, e)),
+        }
+    }
+    let stream = match stream {
+        Some(s) => s,
+        None => {
+            let (addr, e) = last_err.expect("at least one address was tried");
+            bail!("cannot connect to {host} port {port} ({addr}): {e}");
+        }
+    };
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    let ctx = || format!("probing {host} port {port}");
+    exchange(stream, host, port).with_context(ctx)
+}
+
+fn exchange(mut stream: TcpStream, host: &str, port: u16) -> Result<ProbeResult> {
+    let ours = format!("SSH-2.0-sshtune_{}\r\n", env!("CARGO_PKG_VERSION"));
+    stream
+        .write_all(ours.as_bytes())
+        .context("sending identification")?;
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let ident: Ident = read_ident(&mut reader).map_err(timeout_hint)?;
+    let mut kexinit = None;
+    for _ in 0..MAX_PACKETS_BEFORE_KEXINIT {
+        let payload = read_packet(&mut reader).map_err(timeout_hint)?;
+        match payload.first() {
+            Some(&msg::KEXINIT) => {
+                kexinit = Some(KexInit::decode(&payload).context("malformed KEXINIT")?);
+                break;
+            }
+            Some(&msg::IGNORE | &msg::DEBUG) => continue,
+            Some(&msg::DISCONNECT) => bail!("server sent DISCONNECT before key exchange"),
+            Some(n) => bail!("unexpected message {n} before KEXINIT"),
+            None => bail!("empty packet before KEXINIT"),
+        }
+    }
+    let kexinit = kexinit.context("server sent no KEXINIT")?;
+    let mut w = Writer::new();
+    w.u8(msg::DISCONNECT)
+        .u32(msg::DISCONNECT_BY_APPLICATION)
+        .string(b"probe done")
+        .string(b"");
+    // The goodbye is a courtesy; a server that already hung up is no error.
+    let _ = write_packet(&mut stream, &w.into_bytes());
+    let openssh_version = ciphers::OpenSshVersion::parse(&ident.software).map(|v| v.to_string());
+    Ok(ProbeResult {
+        host: host.to_string(),
+        port,
+        banner: ident.line.clone(),
+        software: ident.software,
+        comments: ident.comments,
+        openssh_version,
+        strict_kex: kexinit.server_strict_kex(),
+        kexinit,
+    })
+}
+
+/// Turns a read timeout into words a user understands.
+fn timeout_hint<E: Into<anyhow::Error>>(e: E) -> anyhow::Error {
+    let e: anyhow::Error = e.into();
+    let timed_out = e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
+            matches!(
+                io.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            )
+        })
+    });
+    if timed_out {
+        e.context("peer stopped answering (timeout)")
+    } else {
+        e
+    }
+}

@@ -1,0 +1,32 @@
+use super::{footer, lines, pair, rate_cell, verdict_cell, Exporter};
+use crate::bench::model::BenchReport;
+
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
+        let mut out = String::from(
+            "| engine | cipher | grade | mac | up MiB/s | down MiB/s | client CPU % | server CPU % | verdict |\n\
+             |---|---|---|---|---:|---:|---:|---:|---|\n",
+        );
+        for l in lines(report) {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                l.engine,
+                l.cipher,
+                l.grade,
+                l.mac.unwrap_or("(aead)"),
+                rate_cell(l.up),
+                rate_cell(l.down),
+                pair(&l, |r| r.client_cpu_pct),
+                pair(&l, |r| r.server_cpu_pct),
+                verdict_cell(&l).replace('|', "\\|"),
+            ));
+        }
+        out.push('\n');
+        for f in footer(report) {
+            out.push_str(&format!("{f}  \n"));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,101 @@
+//! Who we talk to: a destination as `ssh` takes it, resolved by `ssh -G` so aliases, ports and
+//! users from the user's own config apply.
+
+use crate::process::run_capture;
+use anyhow::{bail, Context, Result};
+use std::process::Command;
+
+/// A destination plus the ssh options the user passed through.
+#[derive(Debug, Clone, Default)]
+pub struct SshTarget {
+    /// `host`, `user@host` or an alias.
+    pub destination: String,
+    /// Options placed before the destination on every ssh command line (`-p`, `-l`, `-i`, `-F`,
+    /// `-o ...`).
+    pub options: Vec<String>,
+    /// Set for our private loopback server; never for a user's host.
+    pub embedded: bool,
+}
+
+/// What `ssh -G` says the client will do.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    pub hostname: String,
+    pub port: u16,
+    pub user: String,
+    pub ciphers: Vec<String>,
+    pub macs: Vec<String>,
+}
+
+impl SshTarget {
+    pub fn resolve(&self) -> Result<Resolved> {
+        let mut cmd = Command::new("ssh");
+        cmd.arg("-G").args(&self.options).arg(&self.destination);
+        let out = run_capture(&mut cmd).context("resolving the destination with `ssh -G`")?;
+        parse_ssh_g(&out)
+    }
+}
+
+/// Parses `ssh -G` output: one lowercase `keyword value` per line.
+pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
+    let mut r = Resolved::default();
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once(' ') else {
+            continue;
+        };
+        let list = || v.split(',').map(String::from).collect::<Vec<_>>();
+        match k {
+            "hostname" => r.hostname = v.to_string(),
+            "port" => {
+                r.port = v
+                    .parse()
+                    .with_context(|| format!("bad port {v:?} from ssh -G"))?
+            }
+            "user" => r.user = v.to_string(),
+            "ciphers" => r.ciphers = list(),
+            "macs" => r.macs = list(),
+            _ => {}
+        }
+    }
+    if r.hostname.is_empty() || r.port == 0 {
+        bail!("`ssh -G` gave no hostname/port");
+    }
+    Ok(r)
+}
+
+/// Algorithms the local `ssh` supports (`ssh -Q cipher|mac`).
+pub fn ssh_query(what: &str) -> Result<Vec<String>> {
+    let out = run_capture(Command::new("ssh").args(["-Q", what]))
+        .with_context(|| format!("asking the local ssh for its {what} list"))?;
+    Ok(out
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
+}
+
+/// The `OpenSSH_9.2p1, OpenSSL 3.0.19 ...` line of `ssh -V`.
+pub fn ssh_version() -> Result<String> {
+    let out = Command::new("ssh").arg("-V").output().context(
+        "running `ssh -V` (is the OpenSSH client installed? apt-get install openssh-client)",
+    )?;
+    Ok(String::from_utf8_lossy(&out.stderr).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_ssh_g() {
+        let r =
+            parse_ssh_g("user root\nhostname 127.0.0.1\nport 2222\nciphers a,b\nmacs m\n").unwrap();
+        assert_eq!(
+            (r.hostname.as_str(), r.port, r.user.as_str()),
+            ("127.0.0.1", 2222, "root")
+        );
+        assert_eq!(r.ciphers, ["a", "b"]);
+        assert!(parse_ssh_g("user x\n").is_err());
+    }
+}

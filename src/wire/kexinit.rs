@@ -1,0 +1,117 @@
+//! SSH_MSG_KEXINIT (RFC 4253 §7.1): the algorithm lists a peer offers.
+
+use super::codec::{DecodeError, Reader, Writer};
+use super::msg;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KexInit {
+    #[serde(skip)]
+    pub cookie: [u8; 16],
+    pub kex: Vec<String>,
+    pub host_key: Vec<String>,
+    pub ciphers_c2s: Vec<String>,
+    pub ciphers_s2c: Vec<String>,
+    pub macs_c2s: Vec<String>,
+    pub macs_s2c: Vec<String>,
+    pub compression_c2s: Vec<String>,
+    pub compression_s2c: Vec<String>,
+    pub languages_c2s: Vec<String>,
+    pub languages_s2c: Vec<String>,
+    pub first_kex_follows: bool,
+}
+
+impl KexInit {
+    /// Decodes a whole payload, including the message number.
+    pub fn decode(payload: &[u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(payload);
+        let num = r.u8("message number")?;
+        debug_assert_eq!(num, msg::KEXINIT);
+        let mut cookie = [0u8; 16];
+        cookie.copy_from_slice(r.take(16, "cookie")?);
+        let k = Self {
+            cookie,
+            kex: r.name_list("kex algorithms")?,
+            host_key: r.name_list("host key algorithms")?,
+            ciphers_c2s: r.name_list("ciphers client to server")?,
+            ciphers_s2c: r.name_list("ciphers server to client")?,
+            macs_c2s: r.name_list("MACs client to server")?,
+            macs_s2c: r.name_list("MACs server to client")?,
+            compression_c2s: r.name_list("compression client to server")?,
+            compression_s2c: r.name_list("compression server to client")?,
+            languages_c2s: r.name_list("languages client to server")?,
+            languages_s2c: r.name_list("languages server to client")?,
+            first_kex_follows: r.bool("first_kex_packet_follows")?,
+        };
+        r.u32("reserved")?;
+        r.finish()?;
+        Ok(k)
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(msg::KEXINIT).raw(&self.cookie);
+        for list in [
+            &self.kex,
+            &self.host_key,
+            &self.ciphers_c2s,
+            &self.ciphers_s2c,
+            &self.macs_c2s,
+            &self.macs_s2c,
+            &self.compression_c2s,
+            &self.compression_s2c,
+            &self.languages_c2s,
+            &self.languages_s2c,
+        ] {
+            w.name_list(list);
+        }
+        w.bool(self.first_kex_follows).u32(0);
+        w.into_bytes()
+    }
+
+    /// Strict KEX (OpenSSH 9.6+, the Terrapin countermeasure), as advertised by a server.
+    pub fn server_strict_kex(&self) -> bool {
+        self.kex.iter().any(|k| k == "kex-strict-s-v00@openssh.com")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> KexInit {
+        let l = |s: &str| s.split(',').map(String::from).collect::<Vec<_>>();
+        KexInit {
+            cookie: [7; 16],
+            kex: l("curve25519-sha256,kex-strict-s-v00@openssh.com"),
+            host_key: l("ssh-ed25519"),
+            ciphers_c2s: l("aes128-ctr,aes128-gcm@openssh.com"),
+            ciphers_s2c: l("aes128-ctr"),
+            macs_c2s: l("hmac-sha2-256"),
+            macs_s2c: l("hmac-sha2-256"),
+            compression_c2s: l("none"),
+            compression_s2c: l("none,zlib@openssh.com"),
+            languages_c2s: vec![],
+            languages_s2c: vec![],
+            first_kex_follows: false,
+        }
+    }
+
+    #[test]
+    fn round_trip() {
+        let k = sample();
+        assert_eq!(KexInit::decode(&k.encode()).unwrap(), k);
+        assert!(k.server_strict_kex());
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let bytes = sample().encode();
+        for n in 0..bytes.len() {
+            if n == 0 {
+                continue;
+            }
+            assert!(KexInit::decode(&bytes[..n]).is_err(), "prefix {n}");
+        }
+    }
+}
