@@ -75,7 +75,7 @@ pub enum Engine {
     Openssh,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// Destination as ssh takes it (host, user@host or a ~/.ssh/config alias). Omitted: a
     /// private sshd on 127.0.0.1 with temporary keys, removed afterwards.

@@ -17,7 +17,32 @@ use std::time::Duration;
 /// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
 
+/// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
+    let report = measure(&args)?;
+    let mut text = report::exporter(args.format).render(&report)?;
+    if args.explain && args.format == Format::Table {
+        text.push('\n');
+        text.push_str(&report::explain(&report));
+    }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
+            if args.explain && args.format != Format::Table {
+                print!("{}", report::explain(&report));
+            }
+        }
+        None => print!("{text}"),
+    }
+    if report.results.iter().all(|r| r.error.is_some()) {
+        bail!("no cipher could be measured (see the errors in the report)");
+    }
+    Ok(())
+}
+
+/// Runs the bench and returns the report without presenting it (`sshtune config --host` uses
+/// this too).
+pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     process::install_signal_handlers()?;
     let started = chrono::Local::now().to_rfc3339();
     let mut warnings = Vec::new();
@@ -182,26 +207,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         results,
         warnings,
     };
-    let mut report = report;
-    report.server.cpu_quota_cores = None;
-    let mut text = report::exporter(args.format).render(&report)?;
-    if args.explain && args.format == Format::Table {
-        text.push('\n');
-        text.push_str(&report::explain(&report));
-    }
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
-            if args.explain && args.format != Format::Table {
-                print!("{}", report::explain(&report));
-            }
-        }
-        None => print!("{text}"),
-    }
-    if report.results.iter().all(|r| r.error.is_some()) {
-        bail!("no cipher could be measured (see the errors in the report)");
-    }
-    Ok(())
+    Ok(report)
 }
 
 fn is_loopback(host: &str) -> bool {
