@@ -26,8 +26,9 @@ pub struct EmbeddedSshd {
 }
 
 impl EmbeddedSshd {
-    /// Starts sshd with every cipher and MAC the local OpenSSH supports, plus `extra` config
-    /// lines (tests use it to change one setting).
+    /// Starts sshd with every cipher and MAC the local OpenSSH supports. `extra` config lines
+    /// come first, so they win over the defaults (sshd keeps the first value of a keyword);
+    /// tests use it to change one setting.
     pub fn start(extra: &str) -> Result<Self> {
         let sshd = find_program("sshd").context(INSTALL_HINT)?;
         let dir = tempfile::Builder::new()
@@ -54,8 +55,11 @@ impl EmbeddedSshd {
         for _attempt in 0..5 {
             let port = free_port()?;
             let config = dir.path().join("sshd_config");
-            let mut text = config_text(dir.path(), port, &host_key, &ciphers, &macs);
-            text.push_str(extra);
+            let mut text = String::from(extra);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&config_text(dir.path(), port, &host_key, &ciphers, &macs));
             fs::write(&config, &text)?;
             let log = dir.path().join("sshd.log");
             let mut cmd = Command::new(&sshd);
@@ -65,7 +69,7 @@ impl EmbeddedSshd {
                 .stdout(Stdio::null())
                 .stderr(fs::File::create(&log)?)
                 .process_group(0);
-            let mut child = ChildGuard::spawn(&mut cmd, "the embedded sshd")?;
+            let mut child = ChildGuard::spawn_group(&mut cmd, "the embedded sshd")?;
             match wait_ready(&mut child, port, &log) {
                 Ok(()) => {
                     let known_hosts = dir.path().join("known_hosts");
@@ -100,7 +104,8 @@ impl EmbeddedSshd {
         self.dir.path()
     }
 
-    /// Stops the server now (tests use it to simulate a server dying mid-run).
+    /// Stops the server and every session it serves now (tests use it to simulate a server
+    /// dying mid-run).
     pub fn kill(&mut self) {
         self.child.stop();
     }
