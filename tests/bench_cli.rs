@@ -352,3 +352,51 @@ fn ctrl_c_stops_the_run_and_removes_the_embedded_server() {
         String::from_utf8_lossy(&procs.stdout)
     );
 }
+
+#[test]
+fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
+    let server = EmbeddedSshd::start("").unwrap();
+    let opt = |key: &str| {
+        let o = &server.target.options;
+        let i = o.iter().position(|x| x == key).unwrap();
+        o[i + 1].clone()
+    };
+    let known = server
+        .target
+        .options
+        .iter()
+        .find_map(|o| o.strip_prefix("UserKnownHostsFile="))
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config");
+    std::fs::write(
+        &cfg,
+        format!(
+            "Host benchbox\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
+             UserKnownHostsFile {known}\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n",
+            server.port,
+            opt("-l"),
+            opt("-i"),
+        ),
+    )
+    .unwrap();
+    let o = output(sshtune().arg("bench").arg("-F").arg(&cfg).args([
+        "benchbox",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "-q",
+        "--format",
+        "json",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["host"], "benchbox");
+    assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
+}
