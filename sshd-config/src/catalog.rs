@@ -108,7 +108,11 @@ mod tests {
         let v = OpenSshVersion::new(9, 2);
         let err = check_ciphers(&ListSpec::parse("^aes128-ctr,arcfour,foo"), v).unwrap_err();
         assert_eq!(err.len(), 2);
-        assert!(err[0].reason.contains("removed in OpenSSH 7.6"), "{}", err[0]);
+        assert!(
+            err[0].reason.contains("removed in OpenSSH 7.6"),
+            "{}",
+            err[0]
+        );
         assert!(check_ciphers(&ListSpec::parse("-arcfour*,foo"), v).is_ok());
         assert!(check_ciphers(&ListSpec::parse("+arcfour"), OpenSshVersion::new(7, 4)).is_ok());
     }

@@ -87,5 +87,7 @@ pub const ALGORITHM_LISTS: &[&str] = &[
 ];
 
 pub fn is_algorithm_list(keyword: &str) -> bool {
-    ALGORITHM_LISTS.iter().any(|k| k.eq_ignore_ascii_case(keyword))
+    ALGORITHM_LISTS
+        .iter()
+        .any(|k| k.eq_ignore_ascii_case(keyword))
 }

@@ -83,7 +83,8 @@ mod tests {
 
     #[test]
     fn replaces_first_global_occurrence_only() {
-        let text = "# head\nciphers aes128-ctr # old\nCiphers aes256-ctr\nMatch User x\n  Ciphers x\n";
+        let text =
+            "# head\nciphers aes128-ctr # old\nCiphers aes256-ctr\nMatch User x\n  Ciphers x\n";
         let mut doc = Document::parse(text);
         let e = doc.set_global(Flavor::Sshd, "Ciphers", &["^aes128-gcm@openssh.com".into()]);
         assert_eq!(e, Edit::Replaced(1));

@@ -71,7 +71,12 @@ impl ConfigSet {
 
     /// Like [`ConfigSet::load`] for a main file already in memory; includes are still read
     /// from disk.
-    pub fn from_text(path: &Path, text: &str, flavor: Flavor, base: &Path) -> Result<Self, LoadError> {
+    pub fn from_text(
+        path: &Path,
+        text: &str,
+        flavor: Flavor,
+        base: &Path,
+    ) -> Result<Self, LoadError> {
         let mut set = Self {
             flavor,
             base: base.to_path_buf(),
@@ -160,7 +165,10 @@ impl ConfigSet {
             pattern: pattern.clone(),
             message: e.to_string(),
         })?;
-        let mut out: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+        let mut out: Vec<PathBuf> = paths
+            .filter_map(Result::ok)
+            .filter(|p| p.is_file())
+            .collect();
         out.sort();
         Ok(out)
     }

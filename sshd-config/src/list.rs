@@ -38,7 +38,10 @@ impl ListSpec {
     /// The names (or, for `Remove`, patterns) the value lists.
     pub fn names(&self) -> &[String] {
         match self {
-            ListSpec::Replace(v) | ListSpec::Append(v) | ListSpec::Remove(v) | ListSpec::Prepend(v) => v,
+            ListSpec::Replace(v)
+            | ListSpec::Append(v)
+            | ListSpec::Remove(v)
+            | ListSpec::Prepend(v) => v,
         }
     }
 
@@ -59,7 +62,9 @@ impl ListSpec {
             ListSpec::Prepend(v) => dedup(own(v).into_iter().chain(default.iter().copied())),
             ListSpec::Remove(patterns) => default
                 .iter()
-                .filter(|d| pattern::match_list(d, patterns.iter().map(String::as_str)) != Some(true))
+                .filter(|d| {
+                    pattern::match_list(d, patterns.iter().map(String::as_str)) != Some(true)
+                })
                 .map(|s| s.to_string())
                 .collect(),
         }
@@ -109,8 +114,14 @@ mod tests {
     fn remove_takes_patterns_and_negation() {
         let d = ["aes128-ctr", "aes256-ctr", "aes128-gcm"];
         assert_eq!(apply(&d, "-aes*-ctr"), ["aes128-gcm"]);
-        assert_eq!(apply(&d, "-aes128-ctr,!aes256-ctr"), ["aes256-ctr", "aes128-gcm"]);
-        assert_eq!(apply(&d, "-aes*-ctr,!aes256-ctr"), ["aes256-ctr", "aes128-gcm"]);
+        assert_eq!(
+            apply(&d, "-aes128-ctr,!aes256-ctr"),
+            ["aes256-ctr", "aes128-gcm"]
+        );
+        assert_eq!(
+            apply(&d, "-aes*-ctr,!aes256-ctr"),
+            ["aes256-ctr", "aes128-gcm"]
+        );
     }
 
     #[test]

@@ -47,18 +47,24 @@ impl Document {
 
     /// The directives in file order with their 0-based line index.
     pub fn directives(&self) -> impl Iterator<Item = (usize, &Directive)> {
-        self.lines.iter().enumerate().filter_map(|(i, l)| match &l.kind {
-            LineKind::Directive(d) => Some((i, d)),
-            _ => None,
-        })
+        self.lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match &l.kind {
+                LineKind::Directive(d) => Some((i, d)),
+                _ => None,
+            })
     }
 
     /// Lines OpenSSH would reject, with their 0-based index and why.
     pub fn invalid_lines(&self) -> impl Iterator<Item = (usize, &str)> {
-        self.lines.iter().enumerate().filter_map(|(i, l)| match &l.kind {
-            LineKind::Invalid(why) => Some((i, why.as_str())),
-            _ => None,
-        })
+        self.lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| match &l.kind {
+                LineKind::Invalid(why) => Some((i, why.as_str())),
+                _ => None,
+            })
     }
 }
 
@@ -93,7 +99,9 @@ fn classify(raw: &str) -> LineKind {
         return LineKind::Comment;
     }
     // The keyword ends at a blank or at `=`; then blanks, at most one `=`, blanks.
-    let kw_len = rest.find(|c: char| is_blank(c) || c == '=').unwrap_or(rest.len());
+    let kw_len = rest
+        .find(|c: char| is_blank(c) || c == '=')
+        .unwrap_or(rest.len());
     let keyword = &rest[..kw_len];
     let after_kw = &rest[kw_len..];
     let mut sep_len = after_kw.len() - after_kw.trim_start_matches(is_blank).len();

@@ -66,7 +66,16 @@ mod tests {
 
     #[test]
     fn quoting_reads_back() {
-        for a in ["plain", "two words", "a\"b", "back\\slash", "#hash", "", "x=y", "it's"] {
+        for a in [
+            "plain",
+            "two words",
+            "a\"b",
+            "back\\slash",
+            "#hash",
+            "",
+            "x=y",
+            "it's",
+        ] {
             assert!(reads_back(a), "{a:?} -> {}", quote_arg(a));
         }
         assert_eq!(quote_arg("aes128-ctr"), "aes128-ctr");
@@ -79,6 +88,9 @@ mod tests {
             panic!()
         };
         let new = with_value(&line, d, &["^aes128-gcm@openssh.com".into()]);
-        assert_eq!(new.raw, "  cIpHeRs = ^aes128-gcm@openssh.com   # fast enough\r\n");
+        assert_eq!(
+            new.raw,
+            "  cIpHeRs = ^aes128-gcm@openssh.com   # fast enough\r\n"
+        );
     }
 }
