@@ -68,7 +68,13 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
                 .with_context(|| format!("removing {}", dropin.display())),
         };
         match undo {
-            Ok(()) => anyhow::anyhow!("{why}; rolled back, {} is as it was", dropin.display()),
+            Ok(()) => {
+                // The restored file is the backup's twin; keeping both would only confuse.
+                if let Some(b) = &backup {
+                    let _ = std::fs::remove_file(b);
+                }
+                anyhow::anyhow!("{why}; rolled back, {} is as it was", dropin.display())
+            }
             Err(e) => anyhow::anyhow!(
                 "{why}; ROLLBACK FAILED ({e:#}): restore {} from {} by hand",
                 dropin.display(),
