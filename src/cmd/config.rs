@@ -34,9 +34,18 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     if args.check {
         let sshd = Sshd::find(args.sshd.as_deref())?;
         let check = sshd.check_dropin(&out.server)?;
+        // A pass or fail is only as good as the match between this sshd and the target.
+        let local = sshd.version();
+        let mismatch = match local {
+            Some(v) if v != target => {
+                format!(" (this sshd is OpenSSH {v}, the target is {target})")
+            }
+            Some(_) => String::new(),
+            None => format!(" (this sshd's release is unknown, the target is {target})"),
+        };
         if !check.verdict.passed {
             bail!(
-                "sshd -t ({}) REJECTS the drop-in: {}",
+                "sshd -t ({}) REJECTS the drop-in{mismatch}: {}",
                 sshd.path.display(),
                 check.verdict.message
             );
@@ -50,6 +59,9 @@ pub fn run(args: ConfigArgs) -> Result<()> {
                 format!(" (it said: {})", check.verdict.message)
             }
         );
+        if !mismatch.is_empty() {
+            eprintln!("check: note — validated by a different sshd than the target{mismatch}");
+        }
         if let Some(eff) = &check.effective {
             if *eff != out.server_list {
                 eprintln!(
@@ -63,6 +75,12 @@ pub fn run(args: ConfigArgs) -> Result<()> {
 
     if let Some(path) = &args.apply {
         let sshd = Sshd::find(args.sshd.as_deref())?;
+        if let Some(v) = sshd.version().filter(|v| *v != target) {
+            eprintln!(
+                "apply: note — the lines were chosen for OpenSSH {target} but this machine's sshd is {v}; \
+                 sshd -t below is the judge"
+            );
+        }
         let applied = apply::apply(&sshd, &args.sshd_config, path, &out.server)?;
         eprintln!(
             "applied: {} written; `sshd -t -f {}` passes",

@@ -222,3 +222,61 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
     }
     h
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Directions;
+    use crate::config::policy::{select, Policy};
+
+    fn report() -> BenchReport {
+        let path = format!(
+            "{}/tests/fixtures/config/bench-openssh-9.2.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn meta(client: Option<OpenSshVersion>) -> Meta {
+        Meta {
+            generated: "2026-11-29T00:00:00+00:00".into(),
+            tool_version: "0.0.0".into(),
+            client_host: "h".into(),
+            client_version: client,
+        }
+    }
+
+    #[test]
+    fn old_clients_get_the_whole_list_instead_of_a_prefix() {
+        let r = report();
+        let sel = select(
+            &r,
+            Policy::Secure,
+            OpenSshVersion::new(9, 2),
+            Directions::Upload,
+        );
+        let new = emit(&sel, &r, &meta(Some(OpenSshVersion::new(9, 2)))).unwrap();
+        assert!(new
+            .client
+            .ends_with("Host h\n    Ciphers ^aes128-gcm@openssh.com\n"));
+        let old = emit(&sel, &r, &meta(Some(OpenSshVersion::new(7, 4)))).unwrap();
+        assert!(old
+            .client
+            .contains("    Ciphers aes128-gcm@openssh.com,aes256-gcm@openssh.com,"));
+        assert!(old.client.contains("no '^' prefix"));
+    }
+
+    #[test]
+    fn nothing_acceptable_is_an_error_naming_the_reasons() {
+        let mut r = report();
+        r.results.retain(|row| row.cipher == "3des-cbc");
+        let sel = select(
+            &r,
+            Policy::Secure,
+            OpenSshVersion::new(9, 2),
+            Directions::Both,
+        );
+        let err = emit(&sel, &r, &meta(None)).unwrap_err().to_string();
+        assert!(err.contains("3des-cbc: policy secure excludes it"), "{err}");
+    }
+}

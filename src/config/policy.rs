@@ -239,3 +239,76 @@ pub fn target_version(report: &BenchReport) -> Option<OpenSshVersion> {
                 .and_then(OpenSshVersion::parse)
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(name: &str) -> BenchReport {
+        let path = format!(
+            "{}/tests/fixtures/config/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    }
+
+    fn names(sel: &Selection) -> Vec<&str> {
+        sel.chosen.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    #[test]
+    fn both_directions_rank_by_the_slower_leg() {
+        assert_eq!(
+            score(Some(400.0), Some(380.0), Directions::Both),
+            Some(380.0)
+        );
+        assert_eq!(score(None, Some(380.0), Directions::Both), Some(380.0));
+        assert_eq!(score(Some(1.0), None, Directions::Download), None);
+    }
+
+    #[test]
+    fn policies_widen_in_order_and_never_pass_a_rejected_name() {
+        let r = fixture("bench-legacy-ciphers.json");
+        let v = OpenSshVersion::new(9, 2);
+        let secure = select(&r, Policy::Secure, v, Directions::Both);
+        let compatible = select(&r, Policy::Compatible, v, Directions::Both);
+        let legacy = select(&r, Policy::Legacy, v, Directions::Both);
+        assert_eq!(secure.chosen.len(), 6);
+        assert_eq!(compatible.chosen.len(), 8);
+        assert_eq!(legacy.chosen.len(), 9);
+        for sel in [&secure, &compatible, &legacy] {
+            assert!(names(sel).iter().all(|n| cipher_rejection(n, v).is_none()));
+            let scores: Vec<f64> = sel.chosen.iter().map(|c| c.score).collect();
+            assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+            assert!(sel.dropped.iter().any(|d| d.name == "arcfour"));
+        }
+        // An old target keeps what it still accepts.
+        let old = select(
+            &r,
+            Policy::Legacy,
+            OpenSshVersion::new(7, 4),
+            Directions::Both,
+        );
+        assert!(names(&old).contains(&"arcfour"));
+    }
+
+    #[test]
+    fn strict_kex_needs_both_ends() {
+        let mut r = fixture("bench-openssh-9.6-strict.json");
+        assert!(strict_kex_both(&r));
+        r.client.ssh_version = Some("OpenSSH_9.2p1 Debian-2".into());
+        assert!(!strict_kex_both(&r));
+        let sel = select(
+            &r,
+            Policy::Secure,
+            OpenSshVersion::new(9, 6),
+            Directions::Both,
+        );
+        let chacha = sel
+            .chosen
+            .iter()
+            .find(|c| c.name.starts_with("chacha20"))
+            .unwrap();
+        assert!(chacha.notes[0].contains("CVE-2023-48795"));
+    }
+}

@@ -3,6 +3,7 @@
 
 use crate::process::{find_program, last_line};
 use anyhow::{bail, Context, Result};
+use ciphers::OpenSshVersion;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -36,6 +37,21 @@ impl Sshd {
             None => find_program("sshd").context(INSTALL_HINT)?,
         };
         Ok(Self { path })
+    }
+
+    /// The release of this sshd (`sshd -V`, which prints the version and exits), if it says.
+    pub fn version(&self) -> Option<OpenSshVersion> {
+        let out = Command::new(&self.path)
+            .arg("-V")
+            .stdin(Stdio::null())
+            .output()
+            .ok()?;
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        );
+        OpenSshVersion::parse(&text)
     }
 
     /// `sshd -t -f config`: does sshd accept the whole configuration?
