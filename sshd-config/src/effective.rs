@@ -40,6 +40,16 @@ impl ConfigSet {
         self.first(keyword, |s| s.is_global())
     }
 
+    /// The effective `Ciphers` list for OpenSSH `version`, with the catalog's default list
+    /// where no line sets it.
+    pub fn effective_ciphers(&self, version: ciphers::OpenSshVersion) -> Vec<String> {
+        let default = crate::catalog::default_ciphers(version);
+        match self.effective("Ciphers") {
+            Some(s) => s.list(&default),
+            None => default.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
     /// ssh_config only: the value for connections to `host`, considering `Host` blocks.
     /// `Match` blocks need runtime facts (user, exec, …) and are skipped; ask `ssh -G` when
     /// they matter.
