@@ -11,6 +11,8 @@ use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
 
 pub fn run(args: ConfigArgs) -> Result<()> {
+    // Ctrl-C must not cut --apply between writing and checking; steps poll the flag instead.
+    crate::process::install_signal_handlers()?;
     let report = load(&args)?;
     let target = target(&args, &report)?;
     let sel = policy::select(&report, args.policy, target, args.direction);
@@ -32,6 +34,7 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     print_outputs(&args, &out);
 
     if args.check {
+        crate::process::check_interrupted()?;
         let sshd = Sshd::find(args.sshd.as_deref())?;
         let check = sshd.check_dropin(&out.server)?;
         // A pass or fail is only as good as the match between this sshd and the target.
@@ -74,6 +77,7 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     }
 
     if let Some(path) = &args.apply {
+        crate::process::check_interrupted()?;
         let sshd = Sshd::find(args.sshd.as_deref())?;
         if let Some(v) = sshd.version().filter(|v| *v != target) {
             eprintln!(

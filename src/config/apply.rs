@@ -105,6 +105,11 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
         Ok(v) => v,
         Err(e) => return Err(restore(format!("running sshd -t: {e:#}"))),
     };
+    // Ctrl-C between writing and judging: leave things as they were.
+    if crate::process::interrupted() {
+        return Err(restore("stopped before sshd's verdict counted".into())
+            .context(crate::process::Interrupted));
+    }
     if !after.passed {
         return Err(restore(format!(
             "sshd -t rejects the config with the drop-in: {}",
