@@ -125,10 +125,16 @@ pub fn strict_kex_both(report: &BenchReport) -> bool {
     report.server.strict_kex == Some(true) && client.is_some_and(|v| v >= STRICT_KEX_SINCE)
 }
 
-fn terrapin_note() -> String {
-    "Terrapin (CVE-2023-48795) applies unless both ends do strict KEX (OpenSSH >= 9.6 on both \
-     sides); this run did not confirm strict KEX on both ends"
-        .into()
+fn terrapin_note(kind: CipherKind) -> String {
+    let with = if kind == CipherKind::Cbc {
+        " with an -etm MAC"
+    } else {
+        ""
+    };
+    format!(
+        "Terrapin (CVE-2023-48795) applies{with} unless both ends do strict KEX (OpenSSH >= 9.6 \
+         on both sides); this run did not confirm strict KEX on both ends"
+    )
 }
 
 pub fn select(
@@ -201,7 +207,7 @@ pub fn select(
             notes.push(format!("{label}: graded {} — {}", spec.grade, spec.reason));
         }
         if spec.terrapin && !strict {
-            notes.push(terrapin_note());
+            notes.push(terrapin_note(spec.kind));
         }
         chosen.push(Chosen {
             name: m.name,
