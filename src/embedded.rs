@@ -21,8 +21,6 @@ pub struct EmbeddedSshd {
     dir: tempfile::TempDir,
     pub port: u16,
     pub target: SshTarget,
-    /// Set when we created the privilege-separation directory and must remove it again.
-    created_privsep: Option<PathBuf>,
 }
 
 impl EmbeddedSshd {
@@ -47,7 +45,7 @@ impl EmbeddedSshd {
             .flatten()
             .map(|u| u.name)
             .context("cannot find the current user's name")?;
-        let created_privsep = ensure_privsep_dir()?;
+        ensure_privsep_dir()?;
         let ciphers = ssh_query("cipher")?.join(",");
         let macs = ssh_query("mac")?.join(",");
 
@@ -85,7 +83,6 @@ impl EmbeddedSshd {
                         dir,
                         port,
                         target,
-                        created_privsep,
                     });
                 }
                 Err(e) => {
@@ -114,9 +111,6 @@ impl EmbeddedSshd {
 impl Drop for EmbeddedSshd {
     fn drop(&mut self) {
         self.child.stop();
-        if let Some(p) = self.created_privsep.take() {
-            let _ = fs::remove_dir(p);
-        }
     }
 }
 
@@ -140,17 +134,16 @@ fn keygen(dir: &Path, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// sshd started as root insists on its privilege-separation directory.
-fn ensure_privsep_dir() -> Result<Option<PathBuf>> {
-    if !nix::unistd::getuid().is_root() {
-        return Ok(None);
+/// sshd started as root insists on its privilege-separation directory. It is
+/// openssh-server's own (its service creates it at boot), so it is left in place: removing it
+/// would break any other sshd on the machine, including a concurrent embedded one.
+fn ensure_privsep_dir() -> Result<()> {
+    let dir = Path::new("/run/sshd");
+    if nix::unistd::getuid().is_root() && !dir.is_dir() {
+        fs::create_dir_all(dir)
+            .context("creating sshd's privilege separation directory /run/sshd")?;
     }
-    let dir = PathBuf::from("/run/sshd");
-    if dir.is_dir() {
-        return Ok(None);
-    }
-    fs::create_dir_all(&dir).context("creating sshd's privilege separation directory /run/sshd")?;
-    Ok(Some(dir))
+    Ok(())
 }
 
 /// Asks the kernel for a free port. Another process may grab it before sshd binds; the
