@@ -355,7 +355,7 @@ impl Mac for EvpHmac {
 }
 
 /// AES-128 single blocks for UMAC's key derivation and pad, from libcrypto.
-struct EvpAes(Crypter);
+pub(super) struct EvpAes(Crypter);
 
 impl UmacAes for EvpAes {
     fn with_key(key: &[u8]) -> Result<Self> {

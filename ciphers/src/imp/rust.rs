@@ -259,7 +259,7 @@ where
 }
 
 /// AES-128 single blocks for UMAC from the `aes` crate.
-struct RcAes(aes::Aes128);
+pub(super) struct RcAes(aes::Aes128);
 
 impl UmacAes for RcAes {
     fn with_key(key: &[u8]) -> Result<Self> {
