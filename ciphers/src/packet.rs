@@ -29,6 +29,9 @@ use std::ops::Range;
 /// asks for at least 35000, and refusing more bounds what a peer can make us buffer.
 pub const MAX_PACKET_LEN: usize = 256 * 1024;
 
+/// `packet_length` (4) and `padding_length` (1) precede the payload.
+pub const HEADER_LEN: usize = 5;
+
 /// RFC 4253 §6: at least four bytes of padding.
 const MIN_PADDING: usize = 4;
 
@@ -93,10 +96,10 @@ fn take<'a>(
 }
 
 impl Direction {
-    fn new(keys: &DirectionKeys, backend: Option<Backend>, encrypt: bool) -> Result<Self> {
+    fn new(keys: &DirectionKeys, backend_override: Option<Backend>, encrypt: bool) -> Result<Self> {
         let cipher =
             catalog::cipher(keys.cipher).ok_or_else(|| Error::UnknownCipher(keys.cipher.into()))?;
-        let backend = backend.unwrap_or(cipher.default_backend);
+        let backend = backend_override.unwrap_or(cipher.default_backend);
         let key = take("encryption", cipher.name, keys.key, cipher.key_len)?;
         let iv = take("IV", cipher.name, keys.iv, cipher.iv_len)?;
         let block_len = cipher.block_len.max(8);
@@ -126,7 +129,8 @@ impl Direction {
         let (mac_impl, etm, tag_len) = match mac {
             Some(m) => {
                 let mk = take("integrity", m.name, keys.mac_key, m.key_len)?;
-                (Some(imp::mac(m, backend, mk)?), m.etm, m.tag_len)
+                let mac_backend = backend_override.unwrap_or(m.default_backend);
+                (Some(imp::mac(m, mac_backend, mk)?), m.etm, m.tag_len)
             }
             None => (None, false, 0),
         };
@@ -198,22 +202,40 @@ impl SealingKey {
     }
 
     /// Frames `payload` (length, padding length, payload, random padding), seals it and
-    /// appends the wire bytes, tag included, to `out`.
+    /// appends the wire bytes, tag included, to `out`. Copies the payload once; a transport
+    /// that builds payloads in its own buffer avoids that with [`frame`](Self::frame).
     pub fn seal(&mut self, seq: u32, payload: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        let pad = self.padding_len(payload.len());
         let start = out.len();
-        let packet_len = 1 + payload.len() + pad;
-        out.reserve(4 + packet_len + self.d.framing.tag_len);
-        out.extend_from_slice(&(packet_len as u32).to_be_bytes());
-        out.push(pad as u8);
+        out.reserve(HEADER_LEN + payload.len() + 2 * self.d.framing.block_len + 64);
+        out.extend_from_slice(&[0u8; HEADER_LEN]);
         out.extend_from_slice(payload);
+        self.frame(out, start)?;
+        self.seal_in_place(seq, &mut out[start..])
+    }
+
+    /// Completes a packet whose payload was written in place: `out[start..]` holds
+    /// [`HEADER_LEN`] bytes of room followed by the payload. Fills in the length and padding
+    /// length, appends random padding and room for the tag; then call
+    /// [`seal_in_place`](Self::seal_in_place) on `out[start..]`.
+    pub fn frame(&self, out: &mut Vec<u8>, start: usize) -> Result<()> {
+        let payload_len = out
+            .len()
+            .checked_sub(start + HEADER_LEN)
+            .ok_or(Error::BadLength(out.len()))?;
+        let pad = self.padding_len(payload_len);
+        let packet_len = 1 + payload_len + pad;
+        if packet_len > MAX_PACKET_LEN {
+            return Err(Error::BadLength(packet_len));
+        }
+        out[start..start + 4].copy_from_slice(&(packet_len as u32).to_be_bytes());
+        out[start + 4] = pad as u8;
         let pad_start = out.len();
         out.resize(pad_start + pad, 0);
         // RFC 4253 wants random padding; libcrypto's RNG is fast and fork-safe.
         openssl::rand::rand_bytes(&mut out[pad_start..])
             .map_err(|e| Error::openssl("random padding", e))?;
         out.resize(out.len() + self.d.framing.tag_len, 0);
-        self.seal_in_place(seq, &mut out[start..])
+        Ok(())
     }
 
     /// Seals an already framed packet: `buf` is `length || padding length || payload ||
