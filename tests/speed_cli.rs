@@ -34,7 +34,10 @@ fn json_report_has_one_row_per_subject_and_backend() {
     assert_eq!(v["schema"], "sshtune.speed/1");
     assert_eq!(v["settings"]["packet_bytes"], 32768);
     assert_eq!(v["settings"]["samples"], 3);
-    assert_eq!(v["settings"]["crypto"], serde_json::json!(["openssl", "rust"]));
+    assert_eq!(
+        v["settings"]["crypto"],
+        serde_json::json!(["openssl", "rust"])
+    );
     let openssl = v["openssl"]["available"].as_bool().unwrap();
     let rows = v["rows"].as_array().unwrap();
     // 2 ciphers + 1 MAC + 1 pair (aes128-ctr + the MAC; the AEAD takes no MAC), two backends.
@@ -104,7 +107,11 @@ fn csv_to_a_file_with_one_backend() {
         path.to_str().unwrap(),
         "-q",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("kind,cipher,mac,grade,backend"));
