@@ -128,3 +128,33 @@ fn unknown_cipher_is_a_one_line_error() {
     assert!(err.contains("unknown cipher \"rot13-cbc\""), "{err}");
     assert!(out.stdout.is_empty());
 }
+
+#[test]
+fn without_openssl_the_report_says_so() {
+    // An empty PATH hides the openssl command; the measurement itself needs nothing from it.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sshtune"))
+        .args([
+            "speed",
+            "--min-time",
+            "0.02",
+            "--rows",
+            "cipher",
+            "--ciphers",
+            "aes128-ctr",
+            "--crypto",
+            "openssl",
+            "-q",
+        ])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("openssl is not installed"), "{text}");
+    assert!(text.contains("aes128-ctr"), "{text}");
+}
