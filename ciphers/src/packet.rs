@@ -153,9 +153,9 @@ impl Direction {
         })
     }
 
-    /// Padding for a payload: at least four bytes, the encrypted part (the whole packet, or
-    /// all but the length when it is in clear) a multiple of the block, and the packet at
-    /// least 16 bytes long (RFC 4253 §6).
+    /// Padding for a payload: at least four bytes, the padded run (the whole packet, or all
+    /// but the length field for EtM and the AEADs, as OpenSSH counts it) a multiple of the
+    /// block, and the packet at least 16 bytes long (RFC 4253 §6).
     fn padding_len(&self, payload_len: usize) -> usize {
         let bs = self.framing.block_len;
         let unpadded = 4 + 1 + payload_len - self.aad_len;
@@ -392,4 +392,58 @@ impl OpeningKey {
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     use subtle::ConstantTimeEq;
     a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{CIPHERS, MACS};
+
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn keys_can_move_to_another_thread() {
+        // The transport may run each direction on its own task.
+        assert_send::<SealingKey>();
+        assert_send::<OpeningKey>();
+    }
+
+    #[test]
+    fn padding_follows_rfc4253_for_every_framing() {
+        for c in CIPHERS {
+            let macs: Vec<Option<&str>> = if c.is_aead() {
+                vec![None]
+            } else {
+                MACS.iter().map(|m| Some(m.name)).collect()
+            };
+            for m in macs {
+                let key = vec![7u8; 64];
+                let keys = DirectionKeys {
+                    cipher: c.name,
+                    mac: m,
+                    key: &key,
+                    iv: &key,
+                    mac_key: &key,
+                };
+                let s = SealingKey::new(&keys, Some(Backend::Rust)).unwrap();
+                let f = s.framing();
+                let aad = if f.length_in_clear || c.is_aead() {
+                    4
+                } else {
+                    0
+                };
+                for len in 0..300 {
+                    let pad = s.padding_len(len);
+                    assert!(pad >= 4 && pad <= 255, "{} {len}: {pad}", c.name);
+                    assert_eq!(
+                        (4 + 1 + len + pad - aad) % f.block_len,
+                        0,
+                        "{} {len}",
+                        c.name
+                    );
+                    assert!(4 + 1 + len + pad >= 16);
+                }
+            }
+        }
+    }
 }
