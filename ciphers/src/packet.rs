@@ -434,7 +434,7 @@ mod tests {
                 };
                 for len in 0..300 {
                     let pad = s.padding_len(len);
-                    assert!(pad >= 4 && pad <= 255, "{} {len}: {pad}", c.name);
+                    assert!((4..=255).contains(&pad), "{} {len}: {pad}", c.name);
                     assert_eq!(
                         (4 + 1 + len + pad - aad) % f.block_len,
                         0,
