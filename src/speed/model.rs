@@ -9,7 +9,7 @@ pub const SCHEMA: &str = "sshtune.speed/1";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RowKind {
-    /// The cipher alone over a 32 KiB buffer; AEADs seal a whole SSH packet (tag included).
+    /// The cipher alone over a 32 KiB buffer; AEADs and `none` seal a whole SSH packet.
     Cipher,
     /// The MAC alone over a 32 KiB buffer.
     Mac,
