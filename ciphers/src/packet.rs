@@ -15,6 +15,33 @@
 //! ([`OpeningKey::decrypt_length`]) and then opens it. Both backends share this framing code,
 //! so they cannot disagree about the wire format.
 //!
+//! ```
+//! use ciphers::{Backend, DirectionKeys, OpeningKey, SealingKey};
+//! # fn main() -> Result<(), ciphers::Error> {
+//! let (key, iv, mac_key) = ([1u8; 32], [2u8; 16], [3u8; 32]);
+//! let keys = DirectionKeys {
+//!     cipher: "aes256-ctr",
+//!     mac: Some("hmac-sha2-256-etm@openssh.com"),
+//!     key: &key,
+//!     iv: &iv,
+//!     mac_key: &mac_key,
+//! };
+//! // `None` picks each algorithm's default backend from the catalog.
+//! let mut tx = SealingKey::new(&keys, None)?;
+//! let mut rx = OpeningKey::new(&keys, Some(Backend::Rust))?;
+//!
+//! let mut wire = Vec::new();
+//! tx.seal(0, b"\x5eSSH_MSG_CHANNEL_DATA...", &mut wire)?;
+//!
+//! // Reader side: the first bytes tell how much more to read.
+//! let n = rx.length_bytes();
+//! let total = rx.decrypt_length(0, &mut wire[..n])?;
+//! assert_eq!(total, wire.len());
+//! let payload = rx.open(0, &mut wire)?;
+//! assert_eq!(&wire[payload], b"\x5eSSH_MSG_CHANNEL_DATA...");
+//! # Ok(()) }
+//! ```
+//!
 //! Sequence numbers are the caller's: they count every packet of the direction since the
 //! connection started (not reset by rekeying, except with strict KEX), which only the
 //! transport knows.
