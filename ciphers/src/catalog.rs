@@ -59,7 +59,7 @@ pub struct CipherSpec {
     /// timed and cross-checked against.
     pub openssl_evp: Option<&'static str>,
     /// The backend used unless the caller overrides it: the faster one as measured by
-    /// `sshtune speed` on an AES-NI x86-64 (see docs/speed-json.md).
+    /// `sshtune speed` on an AES-NI x86-64 (docs/speed-json.md, "default backends").
     pub default_backend: Backend,
 }
 
