@@ -158,3 +158,32 @@ fn without_openssl_the_report_says_so() {
     assert!(text.contains("openssl is not installed"), "{text}");
     assert!(text.contains("aes128-ctr"), "{text}");
 }
+
+#[test]
+fn markdown_rows_for_a_mac() {
+    let out = sshtune(&[
+        "speed",
+        "--min-time",
+        "0.02",
+        "--rows",
+        "mac",
+        "--macs",
+        "umac-64@openssh.com",
+        "--no-reference",
+        "--format",
+        "markdown",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("| kind | algorithm |"), "{text}");
+    let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("| mac |")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.contains("umac-64@openssh.com")));
+    assert!(text.contains("--no-reference"), "{text}");
+}
