@@ -13,6 +13,7 @@ pub mod embedded;
 pub mod probe;
 pub mod process;
 pub mod report;
+pub mod speed;
 pub mod sysinfo;
 pub mod target;
 pub mod wire;

@@ -9,6 +9,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => sshtune::cmd::bench::run(args),
         Command::Probe(args) => sshtune::cmd::probe::run(args),
         Command::Config(args) => sshtune::cmd::config::run(args),
+        Command::Speed(args) => sshtune::cmd::speed::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
