@@ -12,6 +12,8 @@ pub mod embedded;
 pub mod probe;
 pub mod process;
 pub mod report;
+pub mod serve;
 pub mod sysinfo;
 pub mod target;
+pub mod transport;
 pub mod wire;

@@ -1,0 +1,71 @@
+//! Native client against the native server, in one process, over real loopback TCP.
+
+use sshtune::serve::embedded::EmbeddedNative;
+use sshtune::transport::client::{connect, Exec};
+use sshtune::transport::conn::Options;
+use sshtune::transport::kex::Preferences;
+
+fn prefs(cipher: &str, mac: Option<&str>) -> Preferences {
+    Preferences {
+        ciphers: vec![cipher.into()],
+        macs: mac.into_iter().map(String::from).collect(),
+    }
+}
+
+fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) {
+    let server =
+        EmbeddedNative::start(Preferences::from_catalog(true), Options::default()).unwrap();
+    let mut cfg = server.client.clone();
+    cfg.prefs = prefs(cipher, mac);
+    cfg.opts = opts;
+    let port = server.addr.port();
+
+    let t = connect("127.0.0.1", port, &cfg).unwrap();
+    let mut e = Exec::start(t, "sink", cfg.window, cfg.packet_size).unwrap();
+    assert!(e
+        .read_line()
+        .unwrap()
+        .unwrap()
+        .starts_with("SSHTUNE-READY "));
+    let data = vec![0x5au8; 3 << 20];
+    e.write_all(&data).unwrap();
+    e.write_all(&data[..12345]).unwrap();
+    e.send_eof().unwrap();
+    let done = e.read_line().unwrap().unwrap();
+    assert!(
+        done.contains(&format!("bytes={}", (3 << 20) + 12345)),
+        "{done}"
+    );
+    let (status, _) = e.finish().unwrap();
+    assert_eq!(status, Some(0));
+
+    let t = connect("127.0.0.1", port, &cfg).unwrap();
+    let mut e = Exec::start(t, "source 5000001", cfg.window, cfg.packet_size).unwrap();
+    assert!(e
+        .read_line()
+        .unwrap()
+        .unwrap()
+        .starts_with("SSHTUNE-READY "));
+    e.drain(5_000_001).unwrap();
+    let done = e.read_line().unwrap().unwrap();
+    assert!(done.starts_with("SSHTUNE-DONE rc=0"), "{done}");
+    let (status, _) = e.finish().unwrap();
+    assert_eq!(status, Some(0));
+}
+
+#[test]
+fn none_cipher_moves_bytes_both_ways() {
+    upload_download("none", None, Options::default());
+}
+
+#[test]
+fn unknown_command_is_refused_without_a_shell() {
+    let server =
+        EmbeddedNative::start(Preferences::from_catalog(true), Options::default()).unwrap();
+    let mut cfg = server.client.clone();
+    cfg.prefs = prefs("none", None);
+    let t = connect("127.0.0.1", server.addr.port(), &cfg).unwrap();
+    let e = Exec::start(t, "cat /etc/passwd", cfg.window, cfg.packet_size).unwrap();
+    let (status, _) = e.finish().unwrap();
+    assert_eq!(status, Some(127));
+}
