@@ -241,7 +241,7 @@ mod tests {
         for bytes in [
             &b"\xff\xff\xff\xff"[..],
             &b"\x00\x00\x00\x01\x00"[..],
-            &b"\x00\x00\x00\x0c\x09aaaaaaaaaaa"[..],
+            &b"\x00\x00\x00\x0c\x0caaaaaaaaaaa"[..],
             &b"\x00\x00\x00\x0b\x04aaaaaaaaaa"[..],
         ] {
             let mut r = PacketReader::new(bytes);
