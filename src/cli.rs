@@ -18,6 +18,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Read a server's banner and offered algorithms without logging in.
     Probe(ProbeArgs),
+    /// Run the native SSH server (built-in benchmark commands only, never a shell).
+    Serve(ServeArgs),
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -132,6 +134,31 @@ pub struct ProbeArgs {
     /// Seconds to wait for the server at each step.
     #[arg(long, default_value_t = 10)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on. Anything but loopback exposes the server (a warning is printed).
+    #[arg(long, default_value = "127.0.0.1:2222")]
+    pub listen: std::net::SocketAddr,
+    /// Public keys allowed to log in. Default: ~/.ssh/authorized_keys.
+    #[arg(long)]
+    pub authorized_keys: Option<PathBuf>,
+    /// Host key (OpenSSH ed25519 format); created on first use. Default: in the user's state dir.
+    #[arg(long)]
+    pub host_key: Option<PathBuf>,
+    /// Connections served at once; more are refused.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub max_sessions: u32,
+    /// Seconds a connection may stay silent before it is dropped.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: u64,
+    /// Also offer insecure legacy ciphers (arcfour*, blowfish-cbc, cast128-cbc, 3des-cbc, none).
+    #[arg(long)]
+    pub allow_legacy: bool,
+    /// Rekey after this much data in one direction (e.g. 1M), below the cipher's own limit.
+    #[arg(long, value_parser = parse_size)]
+    pub rekey_limit: Option<u64>,
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

@@ -132,7 +132,7 @@ impl Transport {
                 self.rekey(None)?;
                 continue;
             }
-            self.reader.next()?;
+            self.reader.read_next()?;
             let num = *self
                 .reader
                 .payload()
@@ -198,7 +198,7 @@ impl Transport {
         let theirs = match theirs {
             Some(t) => t,
             None => loop {
-                self.reader.next()?;
+                self.reader.read_next()?;
                 let p = self.reader.payload();
                 match p.first() {
                     Some(&n::KEXINIT) => break p.to_vec(),
@@ -223,7 +223,7 @@ impl Transport {
     fn read_kex_msg(&mut self, want: u8, initial: bool) -> Result<Vec<u8>> {
         let strict = initial && self.negotiated.as_ref().is_some_and(|neg| neg.strict);
         loop {
-            self.reader.next()?;
+            self.reader.read_next()?;
             let p = self.reader.payload();
             let num = *p.first().ok_or_else(|| Error::protocol("empty message"))?;
             if num == want {
@@ -266,7 +266,7 @@ impl Transport {
         }
         if wrong_guess {
             // RFC 4253 §7: the peer's guessed kex packet is to be ignored.
-            self.reader.next()?;
+            self.reader.read_next()?;
         }
         let (client_kexinit, server_kexinit) = if is_server {
             (&theirs, &ours)

@@ -83,7 +83,7 @@ impl<R: Read> PacketReader<R> {
     }
 
     /// Reads, decrypts and checks one packet; the payload is then at `payload()`.
-    pub fn next(&mut self) -> Result<()> {
+    pub fn read_next(&mut self) -> Result<()> {
         let seq = self.seq;
         let first = self.opener.first_len();
         self.fill(first)?;
@@ -228,12 +228,12 @@ mod tests {
         }
         assert_eq!(out.len() % 8, 0);
         let mut r = PacketReader::new(&out[..]);
-        r.next().unwrap();
+        r.read_next().unwrap();
         assert_eq!(r.payload(), b"hello");
-        r.next().unwrap();
+        r.read_next().unwrap();
         assert_eq!(r.payload(), &[7u8; 1000][..]);
         assert_eq!(r.seq, 2);
-        assert!(matches!(r.next(), Err(Error::Closed)));
+        assert!(matches!(r.read_next(), Err(Error::Closed)));
     }
 
     #[test]
@@ -245,7 +245,7 @@ mod tests {
             &b"\x00\x00\x00\x0b\x04aaaaaaaaaa"[..],
         ] {
             let mut r = PacketReader::new(bytes);
-            assert!(matches!(r.next(), Err(Error::Packet(_))), "{bytes:?}");
+            assert!(matches!(r.read_next(), Err(Error::Packet(_))), "{bytes:?}");
         }
     }
 }
@@ -267,7 +267,7 @@ mod regression {
         }
         let mut r = PacketReader::new(&out[..]);
         for i in 0..40u8 {
-            r.next().unwrap();
+            r.read_next().unwrap();
             assert!(r.payload().iter().all(|&b| b == i));
             assert_eq!(r.payload().len(), 200_000);
         }
