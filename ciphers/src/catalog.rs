@@ -5,6 +5,7 @@
 //! sshd's default proposal in 6.7 and arcfour/blowfish/cast128 removed entirely in 7.6. Releases
 //! before 3.x are recorded as 2.3 (the earliest SSH-2 release worth distinguishing here).
 
+use crate::backend::Backend;
 use crate::grade::Grade;
 use crate::version::OpenSshVersion as V;
 use serde::Serialize;
@@ -52,6 +53,42 @@ pub struct CipherSpec {
     pub openssh_removed: Option<V>,
     /// Offered by Debian's Dropbear build (2022.83).
     pub dropbear: bool,
+    /// The block or stream primitive underneath; with `kind` and `key_len` it picks the code.
+    pub primitive: Primitive,
+    /// The same primitive's name for `openssl speed -evp` / `openssl enc`, the reference it is
+    /// timed and cross-checked against.
+    pub openssl_evp: Option<&'static str>,
+    /// The backend used unless the caller overrides it: the faster one as measured by
+    /// `sshtune speed` on an AES-NI x86-64 (see docs/speed-json.md).
+    pub default_backend: Backend,
+}
+
+/// The primitive beneath an SSH cipher name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Primitive {
+    Aes,
+    AesGcm,
+    ChaChaPoly,
+    TripleDes,
+    Blowfish,
+    Cast128,
+    /// RC4; `discard` keystream bytes are thrown away after keying (RFC 4345 says 1536 for
+    /// arcfour128/256, the original `arcfour` discards none).
+    Rc4 {
+        discard: usize,
+    },
+    Null,
+}
+
+impl Primitive {
+    /// OpenSSL 3 keeps these in its `legacy` provider, which must be loaded explicitly.
+    pub fn needs_legacy_provider(self) -> bool {
+        matches!(
+            self,
+            Primitive::Blowfish | Primitive::Cast128 | Primitive::Rc4 { .. }
+        )
+    }
 }
 
 impl CipherSpec {
@@ -79,7 +116,8 @@ const CBC: &str = "CBC mode: plaintext-recovery attacks on SSH, Terrapin with -e
 macro_rules! cipher {
     ($name:expr, $kind:ident, key $key:expr, iv $iv:expr, block $block:expr, tag $tag:expr,
      $grade:ident, $reason:expr, terrapin $terrapin:expr, legacy $legacy:expr,
-     added $added:expr, default_dropped $dropped:expr, removed $removed:expr, dropbear $dropbear:expr) => {
+     added $added:expr, default_dropped $dropped:expr, removed $removed:expr, dropbear $dropbear:expr,
+     primitive $prim:expr, evp $evp:expr, backend $backend:ident) => {
         CipherSpec {
             name: $name,
             kind: CipherKind::$kind,
@@ -95,6 +133,12 @@ macro_rules! cipher {
             openssh_server_default_dropped: $dropped,
             openssh_removed: $removed,
             dropbear: $dropbear,
+            primitive: {
+                use Primitive::*;
+                $prim
+            },
+            openssl_evp: $evp,
+            default_backend: Backend::$backend,
         }
     };
 }
@@ -103,46 +147,62 @@ macro_rules! cipher {
 pub static CIPHERS: &[CipherSpec] = &[
     cipher!("chacha20-poly1305@openssh.com", Aead, key 64, iv 0, block 8, tag 16, Ok,
         "AEAD; Terrapin-affected unless both sides do strict KEX", terrapin true, legacy false,
-        added v(6, 5), default_dropped None, removed None, dropbear true),
+        added v(6, 5), default_dropped None, removed None, dropbear true,
+        primitive ChaChaPoly, evp Some("chacha20-poly1305"), backend Openssl),
     cipher!("aes128-ctr", Ctr, key 16, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
-        added v(3, 7), default_dropped None, removed None, dropbear true),
+        added v(3, 7), default_dropped None, removed None, dropbear true,
+        primitive Aes, evp Some("aes-128-ctr"), backend Openssl),
     cipher!("aes192-ctr", Ctr, key 24, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
-        added v(3, 7), default_dropped None, removed None, dropbear false),
+        added v(3, 7), default_dropped None, removed None, dropbear false,
+        primitive Aes, evp Some("aes-192-ctr"), backend Openssl),
     cipher!("aes256-ctr", Ctr, key 32, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
-        added v(3, 7), default_dropped None, removed None, dropbear true),
+        added v(3, 7), default_dropped None, removed None, dropbear true,
+        primitive Aes, evp Some("aes-256-ctr"), backend Openssl),
     cipher!("aes128-gcm@openssh.com", Aead, key 16, iv 12, block 16, tag 16, Ok,
         "AEAD (RFC 5647)", terrapin false, legacy false,
-        added v(6, 2), default_dropped None, removed None, dropbear false),
+        added v(6, 2), default_dropped None, removed None, dropbear false,
+        primitive AesGcm, evp Some("aes-128-gcm"), backend Rust),
     cipher!("aes256-gcm@openssh.com", Aead, key 32, iv 12, block 16, tag 16, Ok,
         "AEAD (RFC 5647)", terrapin false, legacy false,
-        added v(6, 2), default_dropped None, removed None, dropbear false),
+        added v(6, 2), default_dropped None, removed None, dropbear false,
+        primitive AesGcm, evp Some("aes-256-gcm"), backend Rust),
     cipher!("aes128-cbc", Cbc, key 16, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
-        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
+        primitive Aes, evp Some("aes-128-cbc"), backend Openssl),
     cipher!("aes192-cbc", Cbc, key 24, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
-        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
+        primitive Aes, evp Some("aes-192-cbc"), backend Openssl),
     cipher!("aes256-cbc", Cbc, key 32, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
-        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
+        primitive Aes, evp Some("aes-256-cbc"), backend Openssl),
     cipher!("3des-cbc", Cbc, key 24, iv 8, block 8, tag 0, Broken,
         "Triple DES: 64-bit block (Sweet32) and CBC mode; very slow", terrapin true, legacy true,
-        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
+        primitive TripleDes, evp Some("des-ede3-cbc"), backend Openssl),
     cipher!("blowfish-cbc", Cbc, key 16, iv 8, block 8, tag 0, Weak, BLOCK64, terrapin true, legacy true,
-        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
+        primitive Blowfish, evp Some("bf-cbc"), backend Openssl),
     cipher!("cast128-cbc", Cbc, key 16, iv 8, block 8, tag 0, Weak, BLOCK64, terrapin true, legacy true,
-        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
+        primitive Cast128, evp Some("cast5-cbc"), backend Openssl),
     cipher!("arcfour", Stream, key 16, iv 0, block 8, tag 0, Broken,
         "RC4 keystream biases, and no discard of the weak first keystream bytes", terrapin false, legacy true,
-        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false),
+        added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
+        primitive Rc4 { discard: 0 }, evp Some("rc4"), backend Openssl),
     cipher!("arcfour128", Stream, key 16, iv 0, block 8, tag 0, Broken, RC4, terrapin false, legacy true,
-        added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false),
+        added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false,
+        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl),
     cipher!("arcfour256", Stream, key 32, iv 0, block 8, tag 0, Broken, RC4, terrapin false, legacy true,
-        added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false),
+        added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false,
+        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl),
     cipher!("none", None, key 0, iv 0, block 8, tag 0, Broken,
         "no encryption and no integrity: anyone on the path reads and alters the data",
         terrapin false, legacy true,
-        added None, default_dropped None, removed None, dropbear false),
+        added None, default_dropped None, removed None, dropbear false,
+        primitive Null, evp None, backend Openssl),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -1,13 +1,22 @@
-//! SSH cipher and MAC knowledge in one place.
+//! SSH cipher and MAC knowledge in one place, and their implementations.
 //!
 //! The catalog is the single source the probe, the bench, the config emitter and the native
 //! transport consult for names, sizes and grades, so that no second list can drift out of sync.
+//! The packet layer (`packet`) is what a transport uses: one sealing and one opening key per
+//! direction, built from catalog names, with the arithmetic done by either backend.
 #![forbid(unsafe_code)]
 
+pub mod backend;
 pub mod catalog;
+pub mod error;
 pub mod grade;
+mod imp;
+pub mod packet;
 pub mod version;
 
-pub use catalog::{cipher, mac, CipherKind, CipherSpec, MacSpec, CIPHERS, MACS};
+pub use backend::Backend;
+pub use catalog::{cipher, mac, CipherKind, CipherSpec, MacSpec, Primitive, CIPHERS, MACS};
+pub use error::Error;
 pub use grade::Grade;
+pub use packet::{DirectionKeys, Framing, OpeningKey, SealingKey, MAX_PACKET_LEN};
 pub use version::OpenSshVersion;

@@ -1,0 +1,285 @@
+//! The `rust` backend: ring for the AEADs, RustCrypto for the rest — no C library at run time.
+
+use super::ossl::Identity;
+use super::umac::{Umac, UmacAes};
+use super::{Aead, Crypt, GcmNonce, Mac};
+use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
+use crate::error::{Error, Result};
+use cipher::{
+    BlockCipher, BlockDecryptMut, BlockEncrypt, BlockEncryptMut, KeyInit, KeyIvInit, StreamCipher,
+};
+use ring::aead::{self as raead, chacha20_poly1305_openssh as rchacha};
+
+fn bad_key(spec: &CipherSpec) -> Error {
+    Error::Backend {
+        backend: "rust",
+        context: "cipher init",
+        detail: format!("{}: key or IV rejected", spec.name),
+    }
+}
+
+/// A RustCrypto stream (CTR, RC4) applied over whole buffers, which lets the crates use their
+/// many-blocks-at-once paths.
+struct Stream<C>(C);
+
+impl<C: StreamCipher + Send> Crypt for Stream<C> {
+    fn apply(&mut self, buf: &mut [u8]) -> Result<()> {
+        self.0.apply_keystream(buf);
+        Ok(())
+    }
+}
+
+struct CbcEnc<C: BlockEncryptMut + BlockCipher>(cbc::Encryptor<C>);
+struct CbcDec<C: BlockDecryptMut + BlockCipher>(cbc::Decryptor<C>);
+
+impl<C: BlockEncryptMut + BlockCipher + Send> Crypt for CbcEnc<C> {
+    fn apply(&mut self, buf: &mut [u8]) -> Result<()> {
+        let (blocks, rest) = cipher::inout::InOutBuf::from(buf).into_chunks();
+        debug_assert!(rest.is_empty());
+        self.0.encrypt_blocks_inout_mut(blocks);
+        Ok(())
+    }
+}
+
+impl<C: BlockDecryptMut + BlockCipher + Send> Crypt for CbcDec<C> {
+    fn apply(&mut self, buf: &mut [u8]) -> Result<()> {
+        let (blocks, rest) = cipher::inout::InOutBuf::from(buf).into_chunks();
+        debug_assert!(rest.is_empty());
+        self.0.decrypt_blocks_inout_mut(blocks);
+        Ok(())
+    }
+}
+
+fn cbc<C>(spec: &CipherSpec, key: &[u8], iv: &[u8], encrypt: bool) -> Result<Box<dyn Crypt>>
+where
+    C: BlockEncryptMut + BlockDecryptMut + BlockCipher + KeyInit + Send + 'static,
+{
+    Ok(if encrypt {
+        Box::new(CbcEnc(
+            cbc::Encryptor::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
+        ))
+    } else {
+        Box::new(CbcDec(
+            cbc::Decryptor::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
+        ))
+    })
+}
+
+fn ctr<C>(spec: &CipherSpec, key: &[u8], iv: &[u8]) -> Result<Box<dyn Crypt>>
+where
+    C: BlockEncrypt + BlockCipher<BlockSize = cipher::consts::U16> + KeyInit + Send + 'static,
+    ctr::Ctr128BE<C>: Send,
+{
+    Ok(Box::new(Stream(
+        ctr::Ctr128BE::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
+    )))
+}
+
+fn rc4(spec: &CipherSpec, key: &[u8], discard: usize) -> Result<Box<dyn Crypt>> {
+    use rc4::{consts, Rc4};
+    let mut s: Box<dyn Crypt> = match key.len() {
+        16 => Box::new(Stream(
+            Rc4::<consts::U16>::new_from_slice(key).map_err(|_| bad_key(spec))?,
+        )),
+        32 => Box::new(Stream(
+            Rc4::<consts::U32>::new_from_slice(key).map_err(|_| bad_key(spec))?,
+        )),
+        _ => return Err(bad_key(spec)),
+    };
+    s.apply(&mut vec![0u8; discard])?;
+    Ok(s)
+}
+
+pub(super) fn crypt(
+    spec: &'static CipherSpec,
+    key: &[u8],
+    iv: &[u8],
+    encrypt: bool,
+) -> Result<Box<dyn Crypt>> {
+    use aes::{Aes128, Aes192, Aes256};
+    match (spec.primitive, spec.kind, key.len()) {
+        (Primitive::Null, _, _) => Ok(Box::new(Identity)),
+        (Primitive::Aes, CipherKind::Ctr, 16) => ctr::<Aes128>(spec, key, iv),
+        (Primitive::Aes, CipherKind::Ctr, 24) => ctr::<Aes192>(spec, key, iv),
+        (Primitive::Aes, CipherKind::Ctr, 32) => ctr::<Aes256>(spec, key, iv),
+        (Primitive::Aes, CipherKind::Cbc, 16) => cbc::<Aes128>(spec, key, iv, encrypt),
+        (Primitive::Aes, CipherKind::Cbc, 24) => cbc::<Aes192>(spec, key, iv, encrypt),
+        (Primitive::Aes, CipherKind::Cbc, 32) => cbc::<Aes256>(spec, key, iv, encrypt),
+        (Primitive::TripleDes, _, _) => cbc::<des::TdesEde3>(spec, key, iv, encrypt),
+        (Primitive::Blowfish, _, _) => cbc::<blowfish::Blowfish>(spec, key, iv, encrypt),
+        (Primitive::Cast128, _, _) => cbc::<cast5::Cast5>(spec, key, iv, encrypt),
+        (Primitive::Rc4 { discard }, _, _) => rc4(spec, key, discard),
+        _ => Err(Error::UnknownCipher(format!(
+            "{} (no rust mapping)",
+            spec.name
+        ))),
+    }
+}
+
+/// AES-GCM from ring (RFC 5647 framing: clear length as AAD, counter nonce).
+struct RingGcm {
+    key: raead::LessSafeKey,
+    nonce: GcmNonce,
+}
+
+impl Aead for RingGcm {
+    fn seal(&mut self, _seq: u32, packet: &mut [u8], tag: &mut [u8]) -> Result<()> {
+        let (len4, body) = packet.split_at_mut(4);
+        let nonce = raead::Nonce::assume_unique_for_key(self.nonce.current());
+        let t = self
+            .key
+            .seal_in_place_separate_tag(nonce, raead::Aad::from(&*len4), body)
+            .map_err(|_| Error::BadLength(body.len()))?;
+        tag.copy_from_slice(t.as_ref());
+        self.nonce.advance();
+        Ok(())
+    }
+
+    fn packet_length(&mut self, _seq: u32, first4: &[u8; 4]) -> Result<u32> {
+        Ok(u32::from_be_bytes(*first4))
+    }
+
+    fn open(&mut self, _seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()> {
+        let (len4, body) = packet.split_at_mut(4);
+        let nonce = raead::Nonce::assume_unique_for_key(self.nonce.current());
+        self.nonce.advance();
+        let tag = raead::Tag::try_from(tag).map_err(|_| Error::Integrity)?;
+        self.key
+            .open_in_place_separate_tag(nonce, raead::Aad::from(&*len4), tag, body, 0..)
+            .map_err(|_| Error::Integrity)?;
+        Ok(())
+    }
+}
+
+/// chacha20-poly1305@openssh.com from ring, which implements exactly OpenSSH's construction.
+enum RingChaCha {
+    Seal(rchacha::SealingKey),
+    Open(rchacha::OpeningKey),
+}
+
+impl Aead for RingChaCha {
+    fn seal(&mut self, seq: u32, packet: &mut [u8], tag: &mut [u8]) -> Result<()> {
+        match self {
+            RingChaCha::Seal(k) => {
+                let mut t = [0u8; rchacha::TAG_LEN];
+                k.seal_in_place(seq, packet, &mut t);
+                tag.copy_from_slice(&t);
+                Ok(())
+            }
+            RingChaCha::Open(_) => Err(wrong_direction()),
+        }
+    }
+
+    fn packet_length(&mut self, seq: u32, first4: &[u8; 4]) -> Result<u32> {
+        match self {
+            RingChaCha::Open(k) => Ok(u32::from_be_bytes(k.decrypt_packet_length(seq, *first4))),
+            RingChaCha::Seal(_) => Err(wrong_direction()),
+        }
+    }
+
+    fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()> {
+        match self {
+            RingChaCha::Open(k) => {
+                let t: &[u8; rchacha::TAG_LEN] = tag.try_into().map_err(|_| Error::Integrity)?;
+                let mut len4 = [0u8; 4];
+                len4.copy_from_slice(&packet[..4]);
+                k.open_in_place(seq, packet, t)
+                    .map_err(|_| Error::Integrity)?;
+                packet[..4].copy_from_slice(&k.decrypt_packet_length(seq, len4));
+                Ok(())
+            }
+            RingChaCha::Seal(_) => Err(wrong_direction()),
+        }
+    }
+}
+
+fn wrong_direction() -> Error {
+    Error::Backend {
+        backend: "rust",
+        context: "chacha20-poly1305",
+        detail: "key used in the wrong direction".into(),
+    }
+}
+
+pub(super) fn aead(
+    spec: &'static CipherSpec,
+    key: &[u8],
+    iv: &[u8],
+    encrypt: bool,
+) -> Result<Box<dyn Aead>> {
+    match spec.primitive {
+        Primitive::AesGcm => {
+            let alg = if key.len() == 16 {
+                &raead::AES_128_GCM
+            } else {
+                &raead::AES_256_GCM
+            };
+            let k = raead::UnboundKey::new(alg, key).map_err(|_| bad_key(spec))?;
+            Ok(Box::new(RingGcm {
+                key: raead::LessSafeKey::new(k),
+                nonce: GcmNonce::new(iv),
+            }))
+        }
+        Primitive::ChaChaPoly => {
+            let k: &[u8; rchacha::KEY_LEN] = key.try_into().map_err(|_| bad_key(spec))?;
+            Ok(Box::new(if encrypt {
+                RingChaCha::Seal(rchacha::SealingKey::new(k))
+            } else {
+                RingChaCha::Open(rchacha::OpeningKey::new(k))
+            }))
+        }
+        _ => Err(Error::UnknownCipher(format!(
+            "{} (no rust AEAD)",
+            spec.name
+        ))),
+    }
+}
+
+/// HMAC from the `hmac` crate; the keyed state is cloned per packet.
+struct RcHmac<D: hmac::digest::Mac + Clone>(D);
+
+impl<D: hmac::digest::Mac + Clone + Send> Mac for RcHmac<D> {
+    fn sign(&mut self, seq: u32, data: &[u8], out: &mut [u8]) -> Result<()> {
+        let mut m = self.0.clone();
+        m.update(&seq.to_be_bytes());
+        m.update(data);
+        let t = m.finalize().into_bytes();
+        out.copy_from_slice(&t[..out.len()]);
+        Ok(())
+    }
+}
+
+fn hmac<M>(spec: &MacSpec, key: &[u8]) -> Result<Box<dyn Mac>>
+where
+    M: hmac::digest::Mac + hmac::digest::KeyInit + Clone + Send + 'static,
+{
+    let m = <M as hmac::digest::KeyInit>::new_from_slice(key)
+        .map_err(|_| Error::UnknownMac(spec.name.into()))?;
+    Ok(Box::new(RcHmac(m)))
+}
+
+/// AES-128 single blocks for UMAC from the `aes` crate.
+pub(super) struct RcAes(aes::Aes128);
+
+impl UmacAes for RcAes {
+    fn with_key(key: &[u8]) -> Result<Self> {
+        aes::Aes128::new_from_slice(key)
+            .map(RcAes)
+            .map_err(|_| Error::BadLength(key.len()))
+    }
+
+    fn encrypt_block(&mut self, block: &mut [u8; 16]) {
+        self.0.encrypt_block(block.into());
+    }
+}
+
+pub(super) fn mac(spec: &'static MacSpec, key: &[u8]) -> Result<Box<dyn Mac>> {
+    match spec.family {
+        "sha2-256" => hmac::<hmac::Hmac<sha2::Sha256>>(spec, key),
+        "sha2-512" => hmac::<hmac::Hmac<sha2::Sha512>>(spec, key),
+        "sha1" => hmac::<hmac::Hmac<sha1::Sha1>>(spec, key),
+        "md5" => hmac::<hmac::Hmac<md5::Md5>>(spec, key),
+        "umac" => Ok(Box::new(Umac::<RcAes>::new(key, spec.tag_len)?)),
+        _ => Err(Error::UnknownMac(spec.name.into())),
+    }
+}
