@@ -12,7 +12,8 @@ fn prefs(cipher: &str, mac: Option<&str>) -> Preferences {
     }
 }
 
-fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) {
+/// Returns how many times the client rekeyed.
+fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) -> u32 {
     let server =
         EmbeddedNative::start(Preferences::from_catalog(true), Options::default()).unwrap();
     let mut cfg = server.client.clone();
@@ -36,8 +37,9 @@ fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) {
         done.contains(&format!("bytes={}", (3 << 20) + 12345)),
         "{done}"
     );
-    let (status, _) = e.finish().unwrap();
+    let (status, t) = e.finish().unwrap();
     assert_eq!(status, Some(0));
+    let mut rekeys = t.rekeys;
 
     let t = connect("127.0.0.1", port, &cfg).unwrap();
     let mut e = Exec::start(t, "source 5000001", cfg.window, cfg.packet_size).unwrap();
@@ -49,8 +51,10 @@ fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) {
     e.drain(5_000_001).unwrap();
     let done = e.read_line().unwrap().unwrap();
     assert!(done.starts_with("SSHTUNE-DONE rc=0"), "{done}");
-    let (status, _) = e.finish().unwrap();
+    let (status, t) = e.finish().unwrap();
     assert_eq!(status, Some(0));
+    rekeys += t.rekeys;
+    rekeys
 }
 
 #[test]
@@ -68,4 +72,39 @@ fn unknown_command_is_refused_without_a_shell() {
     let e = Exec::start(t, "cat /etc/passwd", cfg.window, cfg.packet_size).unwrap();
     let (status, _) = e.finish().unwrap();
     assert_eq!(status, Some(127));
+}
+
+#[test]
+fn every_catalog_cipher_native_to_native() {
+    for c in ciphers::CIPHERS.iter().filter(|c| c.name != "none") {
+        let mac = (!c.is_aead()).then_some("hmac-sha2-256-etm@openssh.com");
+        upload_download(c.name, mac, Options::default());
+    }
+}
+
+#[test]
+fn every_mac_native_to_native() {
+    for m in ciphers::MACS {
+        upload_download("aes128-ctr", Some(m.name), Options::default());
+    }
+}
+
+#[test]
+fn rekeying_mid_transfer_with_64_bit_block_ciphers() {
+    for c in [
+        "3des-cbc",
+        "blowfish-cbc",
+        "aes128-gcm@openssh.com",
+        "chacha20-poly1305@openssh.com",
+    ] {
+        let mac = (!ciphers::cipher(c).unwrap().is_aead()).then_some("hmac-sha1");
+        let rekeys = upload_download(
+            c,
+            mac,
+            Options {
+                rekey_bytes: Some(256 * 1024),
+            },
+        );
+        assert!(rekeys >= 10, "{c}: only {rekeys} rekeys");
+    }
 }

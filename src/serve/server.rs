@@ -222,7 +222,7 @@ fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
             }
             Event::Close => return Ok(format!("user {user}: closed without a command")),
             Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
-            Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) => {}
+            Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
         }
     }
 }

@@ -16,6 +16,8 @@ const DATA_HEADER: usize = 9;
 
 #[derive(Debug)]
 pub enum Event {
+    /// The peer granted more window (already added to `remote_window`).
+    Window,
     /// `payload()[range]` of the transport holds the data.
     Data(std::ops::Range<usize>),
     ExtendedData(std::ops::Range<usize>),
@@ -204,6 +206,7 @@ impl Channel {
                 n::CHANNEL_WINDOW_ADJUST => {
                     self.remote_window += r.u32("bytes to add")? as u64;
                     r.finish()?;
+                    return Ok(Event::Window);
                 }
                 n::CHANNEL_DATA | n::CHANNEL_EXTENDED_DATA => {
                     if num == n::CHANNEL_EXTENDED_DATA {

@@ -212,7 +212,7 @@ fn absorb(
         }
         Event::ExitStatus(c) => *exit = Some(c),
         Event::Reply(ok) => return Some(ok),
-        Event::Eof | Event::Close | Event::Request(_) | Event::Exec { .. } => {}
+        Event::Eof | Event::Close | Event::Request(_) | Event::Exec { .. } | Event::Window => {}
     }
     None
 }

@@ -3,18 +3,18 @@
 //! numbers) stays in `packet.rs`; these objects only transform bytes in place.
 
 use super::error::{Error, Result};
+use std::ops::Range;
 
 /// Protection of outgoing packets in one direction.
 pub trait Sealer: Send {
-    /// Padding multiple (at least 8, RFC 4253 §6).
+    /// Padding multiple (at least 8, RFC 4253 §6), for the rekey block count.
     fn block_len(&self) -> usize;
     fn tag_len(&self) -> usize;
-    /// 4 when the length field is authenticated but not part of the padded/encrypted body
-    /// (AEAD and encrypt-then-MAC), 0 otherwise.
-    fn aad_len(&self) -> usize;
-    /// `packet` is `uint32 length || padding_length || payload || padding`; encrypts it in
-    /// place and writes the tag.
-    fn seal(&mut self, seq: u32, packet: &mut [u8], tag: &mut [u8]);
+    /// Padding a payload of this size gets (the framing rules live with the cipher).
+    fn padding_len(&self, payload_len: usize) -> usize;
+    /// `buf` is `uint32 length || padding_length || payload || padding || tag room`;
+    /// encrypts in place and writes the tag.
+    fn seal(&mut self, seq: u32, buf: &mut [u8]) -> Result<()>;
 }
 
 /// Protection of incoming packets in one direction.
@@ -22,17 +22,14 @@ pub trait Opener: Send {
     /// Bytes that must be read before the packet length is known.
     fn first_len(&self) -> usize;
     fn block_len(&self) -> usize;
-    fn tag_len(&self) -> usize;
-    fn aad_len(&self) -> usize;
-    /// Learns the packet length from the first `first_len()` bytes, decrypting them in place
-    /// when the cipher requires it.
-    fn packet_len(&mut self, seq: u32, first: &mut [u8]) -> Result<u32>;
-    /// Decrypts and authenticates the whole packet (`first_len()` bytes of it already went
-    /// through `packet_len`).
-    fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()>;
+    /// The whole wire size (length field, packet, tag) from the first `first_len()` bytes,
+    /// decrypting them in place when the cipher requires it.
+    fn wire_len(&mut self, seq: u32, first: &mut [u8]) -> Result<usize>;
+    /// Authenticates and decrypts the whole packet in place; returns where the payload is.
+    fn open(&mut self, seq: u32, buf: &mut [u8]) -> Result<Range<usize>>;
 }
 
-/// The state before the first NEWKEYS (and the `none` cipher with no MAC).
+/// The state before the first NEWKEYS: no encryption, no MAC.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Plain;
 
@@ -43,10 +40,16 @@ impl Sealer for Plain {
     fn tag_len(&self) -> usize {
         0
     }
-    fn aad_len(&self) -> usize {
-        0
+    fn padding_len(&self, payload_len: usize) -> usize {
+        let mut pad = 8 - (5 + payload_len) % 8;
+        if pad < 4 {
+            pad += 8;
+        }
+        pad
     }
-    fn seal(&mut self, _seq: u32, _packet: &mut [u8], _tag: &mut [u8]) {}
+    fn seal(&mut self, _seq: u32, _buf: &mut [u8]) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl Opener for Plain {
@@ -56,17 +59,22 @@ impl Opener for Plain {
     fn block_len(&self) -> usize {
         8
     }
-    fn tag_len(&self) -> usize {
-        0
+    fn wire_len(&mut self, _seq: u32, first: &mut [u8]) -> Result<usize> {
+        let len = be32(first) as usize;
+        if !(5..=super::packet::MAX_PACKET_LEN).contains(&len) || (len + 4) % 8 != 0 {
+            return Err(Error::Packet(format!("invalid packet length {len}")));
+        }
+        Ok(4 + len)
     }
-    fn aad_len(&self) -> usize {
-        0
-    }
-    fn packet_len(&mut self, _seq: u32, first: &mut [u8]) -> Result<u32> {
-        Ok(be32(first))
-    }
-    fn open(&mut self, _seq: u32, _packet: &mut [u8], _tag: &[u8]) -> Result<()> {
-        Ok(())
+    fn open(&mut self, _seq: u32, buf: &mut [u8]) -> Result<Range<usize>> {
+        let pad = buf[4] as usize;
+        if pad < 4 || pad + 5 > buf.len() {
+            return Err(Error::Packet(format!(
+                "invalid padding length {pad} for packet length {}",
+                buf.len() - 4
+            )));
+        }
+        Ok(5..buf.len() - pad)
     }
 }
 
@@ -122,29 +130,75 @@ fn unsupported(what: &str) -> Error {
     Error::protocol(format!("{what} negotiated but not available in this build"))
 }
 
-/// Until the `ciphers` crate provides packet protection only `none` exists here.
+/// The `ciphers` crate does the arithmetic; this adapts its keys to the framing layer.
 mod backend {
     use super::*;
+    use ciphers::{OpeningKey, SealingKey};
 
     pub fn has_cipher(name: &str) -> bool {
-        name == "none"
+        ciphers::cipher(name).is_some()
     }
 
-    pub fn has_mac(_name: &str) -> bool {
-        false
+    pub fn has_mac(name: &str) -> bool {
+        ciphers::mac(name).is_some()
     }
 
-    pub fn sealer(keys: &DirectionKeys) -> Result<Box<dyn Sealer>> {
-        match (keys.cipher, keys.mac) {
-            ("none", None) => Ok(Box::new(Plain)),
-            (c, m) => Err(unsupported(&format!("{c}/{}", m.unwrap_or("-")))),
+    fn keys(k: &DirectionKeys) -> ciphers::DirectionKeys<'_> {
+        ciphers::DirectionKeys {
+            cipher: k.cipher,
+            mac: k.mac,
+            key: &k.key,
+            iv: &k.iv,
+            mac_key: &k.mac_key,
         }
     }
 
-    pub fn opener(keys: &DirectionKeys) -> Result<Box<dyn Opener>> {
-        match (keys.cipher, keys.mac) {
-            ("none", None) => Ok(Box::new(Plain)),
-            (c, m) => Err(unsupported(&format!("{c}/{}", m.unwrap_or("-")))),
+    fn map(e: ciphers::Error) -> Error {
+        match e {
+            ciphers::Error::Integrity => Error::Mac,
+            ciphers::Error::BadLength(n) => Error::Packet(format!("invalid packet length {n}")),
+            ciphers::Error::BadPadding(why) => Error::Packet(format!("bad padding: {why}")),
+            other => Error::protocol(other.to_string()),
+        }
+    }
+
+    pub fn sealer(k: &DirectionKeys) -> Result<Box<dyn Sealer>> {
+        let key = SealingKey::new(&keys(k), None).map_err(|e| unsupported(&e.to_string()))?;
+        Ok(Box::new(key))
+    }
+
+    pub fn opener(k: &DirectionKeys) -> Result<Box<dyn Opener>> {
+        let key = OpeningKey::new(&keys(k), None).map_err(|e| unsupported(&e.to_string()))?;
+        Ok(Box::new(key))
+    }
+
+    impl Sealer for SealingKey {
+        fn block_len(&self) -> usize {
+            self.framing().block_len
+        }
+        fn tag_len(&self) -> usize {
+            self.framing().tag_len
+        }
+        fn padding_len(&self, payload_len: usize) -> usize {
+            SealingKey::padding_len(self, payload_len)
+        }
+        fn seal(&mut self, seq: u32, buf: &mut [u8]) -> Result<()> {
+            self.seal_in_place(seq, buf).map_err(map)
+        }
+    }
+
+    impl Opener for OpeningKey {
+        fn first_len(&self) -> usize {
+            self.length_bytes()
+        }
+        fn block_len(&self) -> usize {
+            self.framing().block_len
+        }
+        fn wire_len(&mut self, seq: u32, first: &mut [u8]) -> Result<usize> {
+            self.decrypt_length(seq, first).map_err(map)
+        }
+        fn open(&mut self, seq: u32, buf: &mut [u8]) -> Result<Range<usize>> {
+            OpeningKey::open(self, seq, buf).map_err(map)
         }
     }
 }

@@ -8,7 +8,7 @@ use std::io::{self, Read, Write};
 
 /// Largest packet we accept. RFC 4253 §6.1 requires 35000; OpenSSH accepts up to 256 KiB and
 /// our own peers may use large packets for speed.
-pub const MAX_PACKET_LEN: usize = 256 * 1024 + 1024;
+pub const MAX_PACKET_LEN: usize = ciphers::MAX_PACKET_LEN;
 
 /// How much the reader asks the socket for at once.
 const READ_CHUNK: usize = 256 * 1024;
@@ -37,7 +37,7 @@ impl<R: Read> PacketReader<R> {
     pub fn new(r: R) -> Self {
         Self {
             r,
-            buf: vec![0; READ_CHUNK + MAX_PACKET_LEN + 64],
+            buf: vec![0; READ_CHUNK + MAX_PACKET_LEN + 512],
             start: 0,
             end: 0,
             opener: Box::new(Plain),
@@ -88,40 +88,25 @@ impl<R: Read> PacketReader<R> {
         let first = self.opener.first_len();
         self.fill(first)?;
         let s = self.start;
-        let len = self.opener.packet_len(seq, &mut self.buf[s..s + first])? as usize;
-        let block = self.opener.block_len().max(8);
-        let aad = self.opener.aad_len();
-        let tag = self.opener.tag_len();
-        if !(5..=MAX_PACKET_LEN).contains(&len) {
-            return Err(Error::Packet(format!("invalid packet length {len}")));
+        let wire = self.opener.wire_len(seq, &mut self.buf[s..s + first])?;
+        if !(first..=MAX_PACKET_LEN + 256).contains(&wire) {
+            return Err(Error::Packet(format!("invalid packet size {wire}")));
         }
-        if (len + 4 - aad) % block != 0 {
-            return Err(Error::Packet(format!(
-                "packet length {len} is not a multiple of the cipher block {block}"
-            )));
-        }
-        self.fill(4 + len + tag)?;
+        self.fill(wire)?;
         // fill() may have moved the buffered bytes to the front.
         let s = self.start;
-        let (packet, rest) = self.buf[s..s + 4 + len + tag].split_at_mut(4 + len);
-        self.opener.open(seq, packet, rest)?;
-        let padding = packet[4] as usize;
-        if padding < 4 || padding + 1 > len {
-            return Err(Error::Packet(format!(
-                "invalid padding length {padding} for packet length {len}"
-            )));
-        }
-        self.cur = (s + 5, s + 4 + len - padding);
-        self.start = s + 4 + len + tag;
+        let range = self.opener.open(seq, &mut self.buf[s..s + wire])?;
+        self.cur = (s + range.start, s + range.end);
+        self.start = s + wire;
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
-            // `cur` still points into the buffer, which is not overwritten until next().
+            // `cur` still points into the buffer, which is not overwritten until the next read.
         }
         self.seq = seq.wrapping_add(1);
         self.since_kex.packets += 1;
-        self.since_kex.bytes += (4 + len) as u64;
-        self.since_kex.blocks += ((4 + len) / block) as u64;
+        self.since_kex.bytes += wire as u64;
+        self.since_kex.blocks += (wire / self.opener.block_len().max(8)) as u64;
         Ok(())
     }
 
@@ -173,13 +158,7 @@ impl<W: Write> PacketWriter<W> {
 
     pub fn send(&mut self) -> Result<()> {
         let payload_len = self.buf.len() - HEADER;
-        let block = self.sealer.block_len().max(8);
-        let aad = self.sealer.aad_len();
-        let unpadded = HEADER + payload_len - aad;
-        let mut padding = block - unpadded % block;
-        if padding < 4 {
-            padding += block;
-        }
+        let padding = self.sealer.padding_len(payload_len);
         let len = 1 + payload_len + padding;
         self.buf[..4].copy_from_slice(&(len as u32).to_be_bytes());
         self.buf[4] = padding as u8;
@@ -188,13 +167,12 @@ impl<W: Write> PacketWriter<W> {
         self.rng.fill_bytes(&mut self.buf[start..]);
         let tag = self.sealer.tag_len();
         self.buf.resize(4 + len + tag, 0);
-        let (packet, tag_out) = self.buf.split_at_mut(4 + len);
-        self.sealer.seal(self.seq, packet, tag_out);
+        self.sealer.seal(self.seq, &mut self.buf)?;
         self.w.write_all(&self.buf)?;
         self.seq = self.seq.wrapping_add(1);
         self.since_kex.packets += 1;
         self.since_kex.bytes += (4 + len) as u64;
-        self.since_kex.blocks += ((4 + len) / block) as u64;
+        self.since_kex.blocks += ((4 + len) / self.sealer.block_len().max(8)) as u64;
         Ok(())
     }
 
