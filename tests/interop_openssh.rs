@@ -129,3 +129,96 @@ fn unknown_or_changed_host_key_is_refused() {
         .to_string();
     assert!(err.contains("is not in"), "{err}");
 }
+
+mod support;
+
+/// The real `ssh` client logs into `sshtune serve` with every cipher it has.
+#[test]
+fn openssh_client_to_sshtune_serve_every_cipher() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let s = support::native::start_serve(&["--allow-legacy"]);
+    let data = vec![0x3cu8; 2 << 20];
+    for c in openssh_ciphers() {
+        let aead = ciphers::cipher(&c).unwrap().is_aead();
+        let mut cmd = s.ssh();
+        cmd.args(["-c", &c]);
+        if !aead {
+            cmd.args(["-m", "hmac-sha2-256-etm@openssh.com"]);
+        }
+        let mut child = cmd
+            .args(["127.0.0.1", "sink"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(&data);
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains(&format!("bytes={}", 2 << 20)),
+            "{c}: {text} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+
+        let mut cmd = s.ssh();
+        let out = cmd
+            .args(["-c", &c, "-m", "hmac-sha1", "127.0.0.1", "source 1000000"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{c}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let lines: Vec<&[u8]> = out.stdout.splitn(2, |&b| b == b'\n').collect();
+        assert!(lines[0].starts_with(b"SSHTUNE-READY"));
+        let rest = lines[1];
+        assert_eq!(rest.len(), 1_000_000 + rest[1_000_000..].len());
+        assert!(rest[1_000_000..].starts_with(b"SSHTUNE-DONE rc=0"));
+    }
+}
+
+#[test]
+fn openssh_client_macs_and_no_shell() {
+    let s = support::native::start_serve(&[]);
+    for m in [
+        "hmac-sha2-256",
+        "hmac-sha2-512-etm@openssh.com",
+        "hmac-sha1",
+        "umac-64-etm@openssh.com",
+        "umac-128@openssh.com",
+    ] {
+        let out = s
+            .ssh()
+            .args(["-c", "aes128-ctr", "-m", m, "127.0.0.1", "stat"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && text.contains("SSHTUNE-INFO cores="),
+            "{m}: {text}"
+        );
+    }
+    // 3des-cbc is legacy: offered only with --allow-legacy.
+    let out = s
+        .ssh()
+        .args(["-c", "3des-cbc", "127.0.0.1", "stat"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no matching cipher"));
+    // No command: ssh asks for a shell, which does not exist.
+    let out = s
+        .ssh()
+        .arg("127.0.0.1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // An arbitrary command is not run.
+    let out = s.ssh().args(["127.0.0.1", "id"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(127));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("built-ins"));
+}

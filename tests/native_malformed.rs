@@ -1,103 +1,15 @@
 //! Hostile input against `sshtune serve` over raw TCP: every case must end in a DISCONNECT
 //! (or a close, before the version exchange), a log line, and a server that keeps serving.
 
-use sshtune::transport::client::{connect, Exec};
-use sshtune::transport::hostkey::Ed25519Key;
+mod support;
+
 use sshtune::wire::kexinit::KexInit;
 use sshtune::wire::plain::{read_packet, write_packet};
-use sshtune::wire::{ident::read_ident, Writer};
-use std::io::{BufRead, BufReader, Read, Write};
+use sshtune::wire::Writer;
+use std::io::{BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
-
-struct Serve {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-    user_key: std::sync::Arc<Ed25519Key>,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_serve(extra: &[&str]) -> Serve {
-    let dir = tempfile::tempdir().unwrap();
-    let user_key = Ed25519Key::generate().unwrap();
-    let ak = dir.path().join("authorized_keys");
-    std::fs::write(&ak, format!("{} test\n", user_key.public_openssh())).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sshtune"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--authorized-keys"])
-        .arg(&ak)
-        .arg("--host-key")
-        .arg(dir.path().join("host_ed25519"))
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::from(
-            std::fs::File::create(dir.path().join("serve.log")).unwrap(),
-        ))
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("sshtune serve: listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-    let port = addr.rsplit(':').next().unwrap().parse().unwrap();
-    // Keep reading stdout so the server never blocks on a full pipe.
-    std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    Serve {
-        child,
-        port,
-        dir,
-        user_key: std::sync::Arc::new(user_key),
-    }
-}
-
-impl Serve {
-    fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("serve.log")).unwrap_or_default()
-    }
-
-    fn raw(&self) -> (TcpStream, BufReader<TcpStream>) {
-        let s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        let mut r = BufReader::new(s.try_clone().unwrap());
-        read_ident(&mut r).unwrap();
-        (s, r)
-    }
-
-    /// A full login and `sink` run with the none cipher: proves the server still serves.
-    fn still_serves(&self) {
-        let known = self.dir.path().join("known_hosts");
-        let pubkey = std::fs::read_to_string(self.dir.path().join("host_ed25519.pub")).unwrap();
-        std::fs::write(&known, format!("[127.0.0.1]:{} {pubkey}", self.port)).unwrap();
-        let cfg = sshtune::transport::client::ClientConfig {
-            user: "u".into(),
-            key: self.user_key.clone(),
-            known_hosts: known,
-            prefs: sshtune::transport::kex::Preferences::from_catalog(true),
-            opts: Default::default(),
-            window: 1 << 20,
-            packet_size: 32768,
-            connect_timeout: Duration::from_secs(5),
-        };
-        let t = connect("127.0.0.1", self.port, &cfg).unwrap();
-        let e = Exec::start(t, "stat", cfg.window, cfg.packet_size).unwrap();
-        assert_eq!(e.finish().unwrap().0, Some(0));
-        assert!(self.child_alive());
-    }
-
-    fn child_alive(&self) -> bool {
-        std::path::Path::new(&format!("/proc/{}", self.child.id())).exists()
-    }
-}
+use support::native::start_serve;
 
 /// Reads packets until the server's DISCONNECT; returns its reason code.
 fn expect_disconnect(r: &mut BufReader<TcpStream>) -> u32 {
