@@ -75,6 +75,10 @@ pub enum Directions {
 pub enum Engine {
     /// The system `ssh` client against the server's sshd.
     Openssh,
+    /// sshtune's own SSH client (against `sshtune serve`, or any sshd with a shell).
+    Native,
+    /// Both engines, rows side by side.
+    Both,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -106,6 +110,9 @@ pub struct BenchArgs {
     pub direction: Directions,
     #[arg(long, value_enum, default_value_t = Engine::Openssh)]
     pub engine: Engine,
+    /// known_hosts file the native engine checks the server's key against (default ~/.ssh/known_hosts).
+    #[arg(long)]
+    pub known_hosts: Option<PathBuf>,
     /// Raw-TCP ceiling of the path in MiB/s, measured elsewhere (e.g. iperf3), for the network verdict.
     #[arg(long)]
     pub ceiling: Option<f64>,

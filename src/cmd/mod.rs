@@ -1,5 +1,6 @@
 //! One module per subcommand: turn validated arguments into working objects, run, present.
 
 pub mod bench;
+pub mod bench_native;
 pub mod probe;
 pub mod serve;
