@@ -162,10 +162,35 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
     }
 }
 
+/// Authenticates, then serves session channels one after another until the client leaves
+/// (clients such as AsyncSSH reuse one connection for several commands).
 fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
     let user = auth::server(t, &cfg.authorized)?;
-    let neg = t.negotiated.clone();
-    let mut ch = loop {
+    let algs = t
+        .negotiated
+        .as_ref()
+        .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
+        .unwrap_or_default();
+    let mut commands = Vec::new();
+    loop {
+        let mut ch = match open_channel(t, cfg) {
+            Ok(ch) => ch,
+            Err(Error::Closed) | Err(Error::PeerDisconnected { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        if let Some(done) = run_channel(t, &mut ch)? {
+            commands.push(done);
+        }
+    }
+    Ok(format!(
+        "user {user}, {algs}, {} rekeys: {}",
+        t.rekeys,
+        commands.join("; ")
+    ))
+}
+
+fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
+    loop {
         t.recv()?;
         let p = t.payload();
         match p[0] {
@@ -186,7 +211,14 @@ fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
                     .u32(cfg.window)
                     .u32(channel::DEFAULT_MAX_PACKET.max(cfg.packet_size));
                 t.send(&w.into_bytes())?;
-                break Channel::new(0, sender, window, max_packet, cfg.window, cfg.packet_size);
+                return Ok(Channel::new(
+                    0,
+                    sender,
+                    window,
+                    max_packet,
+                    cfg.window,
+                    cfg.packet_size,
+                ));
             }
             n::GLOBAL_REQUEST => {
                 let mut r = Reader::new(&p[1..]);
@@ -197,10 +229,11 @@ fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
             }
             m => return Err(Error::protocol(format!("expected CHANNEL_OPEN, got {m}"))),
         }
-    };
-    let algs = neg
-        .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
-        .unwrap_or_default();
+    }
+}
+
+/// Runs the one command of a channel; returns what ran, or None if none did.
+fn run_channel(t: &mut Transport, ch: &mut Channel) -> Result<Option<String>> {
     loop {
         match ch.next_event(t)? {
             Event::Exec {
@@ -211,16 +244,21 @@ fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
                     ch.reply(t, true)?;
                 }
                 let cmd = String::from_utf8_lossy(&command).to_string();
-                let code = super::builtins::run(t, &mut ch, &cmd)?;
-                ch.exit_status(t, code)?;
-                ch.send_eof(t)?;
+                let code = super::builtins::run(t, ch, &cmd)?;
+                if !ch.closed {
+                    ch.exit_status(t, code)?;
+                    ch.send_eof(t)?;
+                }
                 ch.send_close(t)?;
                 while !ch.closed {
                     ch.next_event(t)?;
                 }
-                return Ok(format!("user {user}, {algs}: {cmd:?} exit {code}"));
+                return Ok(Some(format!("{cmd:?} exit {code}")));
             }
-            Event::Close => return Ok(format!("user {user}: closed without a command")),
+            Event::Close => {
+                ch.send_close(t)?;
+                return Ok(None);
+            }
             Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
             Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
         }
