@@ -110,3 +110,84 @@ fn malformed_input_gets_disconnect_and_server_keeps_serving() {
     assert!(log.matches("key exchange failed").count() >= 6, "{log}");
     s.still_serves();
 }
+
+/// Forwards one connection to `port`, flipping one bit of the client's stream at `offset`.
+fn tampering_proxy(port: u16, offset: usize) -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let (client, _) = l.accept().unwrap();
+        let server = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        let (mut c_in, mut s_out) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+        std::thread::spawn(move || {
+            let (mut s_in, mut c_out) = (server, client);
+            let _ = std::io::copy(&mut s_in, &mut c_out);
+        });
+        let mut buf = vec![0u8; 65536];
+        let mut seen = 0usize;
+        loop {
+            let n = match c_in.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            if seen <= offset && offset < seen + n {
+                buf[offset - seen] ^= 0x20;
+            }
+            seen += n;
+            if s_out.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+    });
+    proxy_port
+}
+
+#[test]
+fn corrupted_packet_fails_the_mac_and_server_keeps_serving() {
+    let s = start_serve(&[]);
+    for cipher in [
+        "aes128-gcm@openssh.com",
+        "aes128-ctr",
+        "chacha20-poly1305@openssh.com",
+    ] {
+        let proxy = tampering_proxy(s.port, 300_000);
+        let known = s.dir.path().join("known_hosts_proxy");
+        let pubkey = std::fs::read_to_string(s.dir.path().join("host_ed25519.pub")).unwrap();
+        std::fs::write(&known, format!("[127.0.0.1]:{proxy} {pubkey}")).unwrap();
+        let cfg = sshtune::transport::client::ClientConfig {
+            user: "u".into(),
+            key: s.user_key.clone(),
+            known_hosts: known,
+            prefs: sshtune::transport::kex::Preferences {
+                ciphers: vec![cipher.into()],
+                macs: vec!["hmac-sha2-256".into()],
+            },
+            opts: Default::default(),
+            window: 8 << 20,
+            packet_size: 32768,
+            connect_timeout: Duration::from_secs(5),
+        };
+        let t = sshtune::transport::client::connect("127.0.0.1", proxy, &cfg).unwrap();
+        let mut e = sshtune::transport::client::Exec::start(t, "sink", cfg.window, cfg.packet_size)
+            .unwrap();
+        let data = vec![9u8; 1 << 20];
+        let result = e.write_all(&data).and_then(|_| e.send_eof()).and_then(|_| {
+            // The server hangs up instead of reporting a count.
+            e.read_line().map(|_| ())
+        });
+        let err = match result {
+            Err(err) => err.to_string(),
+            Ok(()) => e.finish().err().map(|e| e.to_string()).unwrap_or_default(),
+        };
+        assert!(!err.is_empty(), "{cipher}: the corruption went unnoticed");
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let log = s.log();
+    assert_eq!(
+        log.matches("message authentication failed").count(),
+        3,
+        "{log}"
+    );
+    assert!(!log.contains("panicked"), "{log}");
+    s.still_serves();
+}
