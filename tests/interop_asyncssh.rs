@@ -91,7 +91,10 @@ fn native_to_asyncssh(cipher: &str, mac: &str, rekey: Option<u64>) -> u32 {
             ciphers: vec![cipher.into()],
             macs: vec![mac.into()],
         },
-        opts: sshtune::transport::conn::Options { rekey_bytes: rekey },
+        opts: sshtune::transport::conn::Options {
+            rekey_bytes: rekey,
+            ..Default::default()
+        },
         window: 2 << 20,
         packet_size: 32768,
         connect_timeout: Duration::from_secs(10),

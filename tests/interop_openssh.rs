@@ -222,3 +222,44 @@ fn openssh_client_macs_and_no_shell() {
     assert_eq!(out.status.code(), Some(127));
     assert!(String::from_utf8_lossy(&out.stderr).contains("built-ins"));
 }
+
+#[test]
+fn native_client_diffie_hellman_group14_and_rsa_host_keys() {
+    let keydir = tempfile::tempdir().unwrap();
+    let rsa = keydir.path().join("host_rsa");
+    let st = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"])
+        .arg(&rsa)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let sshd = EmbeddedSshd::start(&format!(
+        "HostKey {}\nKexAlgorithms +diffie-hellman-group14-sha1\n",
+        rsa.display()
+    ))
+    .unwrap();
+    let rsa_pub = std::fs::read_to_string(rsa.with_extension("pub")).unwrap();
+    let ed_known = std::fs::read_to_string(sshd.dir().join("known_hosts")).unwrap();
+    let known = keydir.path().join("known_hosts");
+    std::fs::write(
+        &known,
+        format!("{ed_known}[127.0.0.1]:{} {rsa_pub}", sshd.port),
+    )
+    .unwrap();
+    for (kex, host_key) in [
+        ("diffie-hellman-group14-sha256", "ssh-ed25519"),
+        ("diffie-hellman-group14-sha1", "rsa-sha2-512"),
+        ("curve25519-sha256", "rsa-sha2-256"),
+        ("curve25519-sha256@libssh.org", "ssh-ed25519"),
+    ] {
+        let mut cfg = client_for(&sshd, "aes256-gcm@openssh.com", None);
+        cfg.known_hosts = known.clone();
+        cfg.opts.kex = Some(vec![kex.into()]);
+        cfg.opts.host_keys = Some(vec![host_key.into()]);
+        let t = connect("127.0.0.1", sshd.port, &cfg).unwrap();
+        let n = t.negotiated.clone().unwrap();
+        assert_eq!((n.kex.as_str(), n.host_key.as_str()), (kex, host_key));
+        let e = Exec::start(t, "true", cfg.window, cfg.packet_size).unwrap();
+        assert_eq!(e.finish().unwrap().0, Some(0));
+    }
+}

@@ -103,8 +103,27 @@ fn rekeying_mid_transfer_with_64_bit_block_ciphers() {
             mac,
             Options {
                 rekey_bytes: Some(256 * 1024),
+                ..Options::default()
             },
         );
         assert!(rekeys >= 10, "{c}: only {rekeys} rekeys");
+    }
+}
+
+#[test]
+fn diffie_hellman_group14_native_to_native() {
+    for kex in [
+        "diffie-hellman-group14-sha256",
+        "diffie-hellman-group14-sha1",
+    ] {
+        upload_download(
+            "aes128-ctr",
+            Some("hmac-sha2-256"),
+            Options {
+                kex: Some(vec![kex.into()]),
+                rekey_bytes: Some(1 << 20),
+                ..Options::default()
+            },
+        );
     }
 }

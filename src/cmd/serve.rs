@@ -42,6 +42,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         prefs: prefs.clone(),
         opts: Options {
             rekey_bytes: args.rekey_limit,
+            ..Options::default()
         },
         max_sessions: args.max_sessions as usize,
         idle_timeout: Duration::from_secs(args.idle_timeout),

@@ -31,6 +31,10 @@ pub enum Role {
 pub struct Options {
     /// Rekey after this many bytes in one direction, below the cipher's own limit.
     pub rekey_bytes: Option<u64>,
+    /// Key exchange methods to offer instead of all of `kex::KEX_METHODS`.
+    pub kex: Option<Vec<String>>,
+    /// Host key algorithms a client offers instead of all it can verify.
+    pub host_keys: Option<Vec<String>>,
 }
 
 pub struct Transport {
@@ -93,7 +97,7 @@ impl Transport {
             current: None,
             rekeys: 0,
         };
-        let ours = kex::our_kexinit(&t.prefs, is_server, true).encode();
+        let ours = kex::our_kexinit(&t.prefs, &t.opts, is_server, true).encode();
         t.writer.send_payload(&ours)?;
         let theirs = t.read_kex_msg(n::KEXINIT, true)?;
         t.run_kex(ours, theirs, true)?;
@@ -193,7 +197,7 @@ impl Transport {
 
     /// Starts (`theirs` None) or answers a key re-exchange.
     fn rekey(&mut self, theirs: Option<Vec<u8>>) -> Result<()> {
-        let ours = kex::our_kexinit(&self.prefs, self.is_server(), false).encode();
+        let ours = kex::our_kexinit(&self.prefs, &self.opts, self.is_server(), false).encode();
         self.writer.send_payload(&ours)?;
         let theirs = match theirs {
             Some(t) => t,
@@ -273,7 +277,8 @@ impl Transport {
         } else {
             (&ours, &theirs)
         };
-        let eph = Ephemeral::new()?;
+        let eph = Ephemeral::new(&neg.kex)?;
+        let hash_alg = kex::kex_hash(&neg.kex);
         let (shared, h) = match &self.role {
             Role::Client(_) => {
                 let mut w = Writer::new();
@@ -287,17 +292,20 @@ impl Transport {
                 r.finish()?;
                 let client_public = eph.public.clone();
                 let shared = eph.agree(&server_public)?;
-                let h = kex::exchange_hash(&HashInput {
-                    client_ident: &self.client_ident,
-                    server_ident: &self.server_ident,
-                    client_kexinit,
-                    server_kexinit,
-                    host_key: &host_key,
-                    client_public: &client_public,
-                    server_public: &server_public,
-                    shared: &shared,
-                });
-                hostkey::verify(&host_key, &h, &sig)?;
+                let h = kex::exchange_hash(
+                    hash_alg,
+                    &HashInput {
+                        client_ident: &self.client_ident,
+                        server_ident: &self.server_ident,
+                        client_kexinit,
+                        server_kexinit,
+                        host_key: &host_key,
+                        client_public: &client_public,
+                        server_public: &server_public,
+                        shared: &shared,
+                    },
+                );
+                hostkey::verify_as(&neg.host_key, &host_key, &h, &sig)?;
                 match &self.server_key {
                     Some(k) if *k != host_key => {
                         return Err(Error::HostKey(
@@ -323,16 +331,19 @@ impl Transport {
                 let server_public = eph.public.clone();
                 let shared = eph.agree(&client_public)?;
                 let host_key = key.public_blob();
-                let h = kex::exchange_hash(&HashInput {
-                    client_ident: &self.client_ident,
-                    server_ident: &self.server_ident,
-                    client_kexinit,
-                    server_kexinit,
-                    host_key: &host_key,
-                    client_public: &client_public,
-                    server_public: &server_public,
-                    shared: &shared,
-                });
+                let h = kex::exchange_hash(
+                    hash_alg,
+                    &HashInput {
+                        client_ident: &self.client_ident,
+                        server_ident: &self.server_ident,
+                        client_kexinit,
+                        server_kexinit,
+                        host_key: &host_key,
+                        client_public: &client_public,
+                        server_public: &server_public,
+                        shared: &shared,
+                    },
+                );
                 let mut w = Writer::new();
                 w.u8(n::KEX_ECDH_REPLY)
                     .string(&host_key)

@@ -11,6 +11,20 @@ use ring::digest;
 
 pub const CURVE25519: &str = "curve25519-sha256";
 pub const CURVE25519_LIBSSH: &str = "curve25519-sha256@libssh.org";
+pub const DH14_SHA256: &str = "diffie-hellman-group14-sha256";
+pub const DH14_SHA1: &str = "diffie-hellman-group14-sha1";
+
+/// Key exchange methods in our preference order: X25519 first; the 2048-bit MODP group
+/// (RFC 8268, RFC 4253 §8.2) for old boards whose sshd has nothing newer.
+pub const KEX_METHODS: &[&str] = &[CURVE25519, CURVE25519_LIBSSH, DH14_SHA256, DH14_SHA1];
+
+/// The hash a key exchange method uses for H and for key derivation.
+pub fn kex_hash(method: &str) -> &'static digest::Algorithm {
+    match method {
+        DH14_SHA1 => &digest::SHA1_FOR_LEGACY_USE_ONLY,
+        _ => &digest::SHA256,
+    }
+}
 pub const STRICT_CLIENT: &str = "kex-strict-c-v00@openssh.com";
 pub const STRICT_SERVER: &str = "kex-strict-s-v00@openssh.com";
 
@@ -43,10 +57,18 @@ impl Preferences {
 
 /// Builds our KEXINIT. `initial` adds the strict-KEX marker, which is only meaningful in
 /// the first exchange.
-pub fn our_kexinit(prefs: &Preferences, is_server: bool, initial: bool) -> KexInit {
+pub fn our_kexinit(
+    prefs: &Preferences,
+    opts: &super::conn::Options,
+    is_server: bool,
+    initial: bool,
+) -> KexInit {
     let mut cookie = [0u8; 16];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut cookie);
-    let mut kex = vec![CURVE25519.to_string(), CURVE25519_LIBSSH.to_string()];
+    let mut kex: Vec<String> = match &opts.kex {
+        Some(k) => k.clone(),
+        None => KEX_METHODS.iter().map(|k| k.to_string()).collect(),
+    };
     if initial {
         kex.push(
             if is_server {
@@ -60,7 +82,14 @@ pub fn our_kexinit(prefs: &Preferences, is_server: bool, initial: bool) -> KexIn
     KexInit {
         cookie,
         kex,
-        host_key: vec![super::hostkey::ED25519.to_string()],
+        host_key: match (&opts.host_keys, is_server) {
+            (_, true) => vec![super::hostkey::ED25519.to_string()],
+            (Some(h), false) => h.clone(),
+            (None, false) => super::hostkey::VERIFIABLE
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
+        },
         ciphers_c2s: prefs.ciphers.clone(),
         ciphers_s2c: prefs.ciphers.clone(),
         macs_c2s: prefs.macs.clone(),
@@ -151,14 +180,53 @@ pub fn negotiate(client: &KexInit, server: &KexInit, initial: bool) -> Result<Ne
     })
 }
 
-/// Our half of an X25519 exchange.
+/// Our half of the exchange. `public` is what goes on the wire as a `string` (X25519's
+/// 32 bytes, or the body of the DH mpint `e`/`f`, which encodes identically).
 pub struct Ephemeral {
-    private: agreement::EphemeralPrivateKey,
+    secret: Secret,
     pub public: Vec<u8>,
 }
 
+enum Secret {
+    X25519(agreement::EphemeralPrivateKey),
+    Dh(openssl::bn::BigNum),
+}
+
+fn dh_group14() -> Result<(openssl::bn::BigNum, openssl::bn::BigNum)> {
+    let p = openssl::bn::BigNum::get_rfc3526_prime_2048().map_err(ossl)?;
+    let g = openssl::bn::BigNum::from_u32(2).map_err(ossl)?;
+    Ok((p, g))
+}
+
+fn ossl(e: openssl::error::ErrorStack) -> Error {
+    Error::protocol(format!("libcrypto: {e}"))
+}
+
+/// The mpint body of a non-negative number.
+fn mpint_body(n: &openssl::bn::BigNumRef) -> Vec<u8> {
+    let mut v = n.to_vec();
+    if v.first().is_some_and(|&b| b & 0x80 != 0) {
+        v.insert(0, 0);
+    }
+    v
+}
+
 impl Ephemeral {
-    pub fn new() -> Result<Self> {
+    pub fn new(method: &str) -> Result<Self> {
+        if method == DH14_SHA256 || method == DH14_SHA1 {
+            let (p, g) = dh_group14()?;
+            let mut x = openssl::bn::BigNum::new().map_err(ossl)?;
+            // 512 random bits: twice the security level of the largest derived key.
+            x.rand(512, openssl::bn::MsbOption::ONE, false)
+                .map_err(ossl)?;
+            let mut e = openssl::bn::BigNum::new().map_err(ossl)?;
+            let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
+            e.mod_exp(&g, &x, &p, &mut ctx).map_err(ossl)?;
+            return Ok(Self {
+                public: mpint_body(&e),
+                secret: Secret::Dh(x),
+            });
+        }
         let rng = ring::rand::SystemRandom::new();
         let private = agreement::EphemeralPrivateKey::generate(&agreement::X25519, &rng)
             .map_err(|_| Error::protocol("X25519 key generation failed"))?;
@@ -167,21 +235,49 @@ impl Ephemeral {
             .map_err(|_| Error::protocol("X25519 public key failed"))?
             .as_ref()
             .to_vec();
-        Ok(Self { private, public })
+        Ok(Self {
+            secret: Secret::X25519(private),
+            public,
+        })
     }
 
-    /// The shared secret K, encoded as an mpint (RFC 8731 §3.1), ready for hashing.
+    /// The shared secret K, encoded as an mpint (RFC 8731 §3.1, RFC 4253 §8), ready for
+    /// hashing.
     pub fn agree(self, peer: &[u8]) -> Result<Vec<u8>> {
-        if peer.len() != 32 {
-            return Err(Error::protocol("X25519 public key is not 32 bytes"));
+        match self.secret {
+            Secret::X25519(private) => {
+                if peer.len() != 32 {
+                    return Err(Error::protocol("X25519 public key is not 32 bytes"));
+                }
+                let peer = agreement::UnparsedPublicKey::new(&agreement::X25519, peer);
+                agreement::agree_ephemeral(private, &peer, |k| {
+                    let mut w = Writer::new();
+                    mpint(&mut w, k);
+                    w.into_bytes()
+                })
+                .map_err(|_| Error::protocol("X25519 agreement failed (all-zero shared secret)"))
+            }
+            Secret::Dh(x) => {
+                let (p, _) = dh_group14()?;
+                if peer.first().is_some_and(|&b| b & 0x80 != 0) || peer.len() > 257 {
+                    return Err(Error::protocol("DH public value is negative or too long"));
+                }
+                let f = openssl::bn::BigNum::from_slice(peer).map_err(ossl)?;
+                let one = openssl::bn::BigNum::from_u32(1).map_err(ossl)?;
+                let mut p1 = openssl::bn::BigNum::new().map_err(ossl)?;
+                p1.checked_sub(&p, &one).map_err(ossl)?;
+                // RFC 4253 §8: 1 < f < p-1, or the secret is predictable.
+                if f <= one || f >= p1 {
+                    return Err(Error::protocol("DH public value out of range"));
+                }
+                let mut k = openssl::bn::BigNum::new().map_err(ossl)?;
+                let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
+                k.mod_exp(&f, &x, &p, &mut ctx).map_err(ossl)?;
+                let mut w = Writer::new();
+                mpint(&mut w, &k.to_vec());
+                Ok(w.into_bytes())
+            }
         }
-        let peer = agreement::UnparsedPublicKey::new(&agreement::X25519, peer);
-        agreement::agree_ephemeral(self.private, &peer, |k| {
-            let mut w = Writer::new();
-            mpint(&mut w, k);
-            w.into_bytes()
-        })
-        .map_err(|_| Error::protocol("X25519 agreement failed (all-zero shared secret)"))
     }
 }
 
@@ -208,7 +304,7 @@ pub struct HashInput<'a> {
     pub shared: &'a [u8],
 }
 
-pub fn exchange_hash(i: &HashInput) -> Vec<u8> {
+pub fn exchange_hash(alg: &'static digest::Algorithm, i: &HashInput) -> Vec<u8> {
     let mut w = Writer::new();
     w.string(i.client_ident.as_bytes())
         .string(i.server_ident.as_bytes())
@@ -218,21 +314,26 @@ pub fn exchange_hash(i: &HashInput) -> Vec<u8> {
         .string(i.client_public)
         .string(i.server_public)
         .raw(i.shared);
-    digest::digest(&digest::SHA256, &w.into_bytes())
-        .as_ref()
-        .to_vec()
+    digest::digest(alg, &w.into_bytes()).as_ref().to_vec()
 }
 
 /// RFC 4253 §7.2: HASH(K || H || letter || session_id), extended with HASH(K || H || K1 ...).
-pub fn derive(shared: &[u8], h: &[u8], letter: u8, session_id: &[u8], len: usize) -> Vec<u8> {
-    let mut ctx = digest::Context::new(&digest::SHA256);
+pub fn derive(
+    alg: &'static digest::Algorithm,
+    shared: &[u8],
+    h: &[u8],
+    letter: u8,
+    session_id: &[u8],
+    len: usize,
+) -> Vec<u8> {
+    let mut ctx = digest::Context::new(alg);
     ctx.update(shared);
     ctx.update(h);
     ctx.update(&[letter]);
     ctx.update(session_id);
     let mut out = ctx.finish().as_ref().to_vec();
     while out.len() < len {
-        let mut ctx = digest::Context::new(&digest::SHA256);
+        let mut ctx = digest::Context::new(alg);
         ctx.update(shared);
         ctx.update(h);
         ctx.update(&out);
@@ -249,15 +350,16 @@ pub fn derive_keys(
     h: &[u8],
     session_id: &[u8],
 ) -> Result<(DirectionKeys, DirectionKeys)> {
+    let alg = kex_hash(&neg.kex);
     let dir = |cipher: &'static str, mac: Option<&'static str>, letters: [u8; 3]| {
         let spec = catalog_cipher(cipher)?;
         let mac_len = mac.and_then(ciphers::mac).map_or(0, |m| m.key_len);
         Ok::<_, Error>(DirectionKeys {
             cipher,
             mac,
-            iv: derive(shared, h, letters[0], session_id, spec.iv_len),
-            key: derive(shared, h, letters[1], session_id, spec.key_len),
-            mac_key: derive(shared, h, letters[2], session_id, mac_len),
+            iv: derive(alg, shared, h, letters[0], session_id, spec.iv_len),
+            key: derive(alg, shared, h, letters[1], session_id, spec.key_len),
+            mac_key: derive(alg, shared, h, letters[2], session_id, mac_len),
         })
     };
     Ok((
@@ -284,18 +386,45 @@ mod tests {
 
     #[test]
     fn both_sides_agree_on_the_secret() {
-        let a = Ephemeral::new().unwrap();
-        let b = Ephemeral::new().unwrap();
-        let (pa, pb) = (a.public.clone(), b.public.clone());
-        assert_eq!(a.agree(&pb).unwrap(), b.agree(&pa).unwrap());
-        assert!(Ephemeral::new().unwrap().agree(&[0u8; 32]).is_err());
+        for m in KEX_METHODS {
+            let a = Ephemeral::new(m).unwrap();
+            let b = Ephemeral::new(m).unwrap();
+            let (pa, pb) = (a.public.clone(), b.public.clone());
+            assert_eq!(a.agree(&pb).unwrap(), b.agree(&pa).unwrap(), "{m}");
+        }
+        assert!(Ephemeral::new(CURVE25519)
+            .unwrap()
+            .agree(&[0u8; 32])
+            .is_err());
+        assert!(Ephemeral::new(DH14_SHA256).unwrap().agree(&[1]).is_err());
+        assert!(Ephemeral::new(DH14_SHA256)
+            .unwrap()
+            .agree(&[0xff; 256])
+            .is_err());
     }
 
     #[test]
     fn derivation_extends_past_one_hash() {
-        let k = derive(b"K", b"H", b'C', b"S", 64);
+        let k = derive(
+            &digest::SHA1_FOR_LEGACY_USE_ONLY,
+            b"K",
+            b"H",
+            b'C',
+            b"S",
+            64,
+        );
         assert_eq!(k.len(), 64);
-        assert_eq!(&derive(b"K", b"H", b'C', b"S", 16)[..], &k[..16]);
+        assert_eq!(
+            &derive(
+                &digest::SHA1_FOR_LEGACY_USE_ONLY,
+                b"K",
+                b"H",
+                b'C',
+                b"S",
+                16
+            )[..],
+            &k[..16]
+        );
     }
 
     #[test]
@@ -304,8 +433,9 @@ mod tests {
             ciphers: vec!["none".into()],
             macs: vec![],
         };
-        let mut c = our_kexinit(&prefs, false, true);
-        let s = our_kexinit(&prefs, true, true);
+        let o = super::super::conn::Options::default();
+        let mut c = our_kexinit(&prefs, &o, false, true);
+        let s = our_kexinit(&prefs, &o, true, true);
         c.ciphers_c2s = vec!["aes128-ctr".into(), "none".into()];
         let n = negotiate(&c, &s, true).unwrap();
         assert_eq!(n.cipher_c2s, "none");
