@@ -263,3 +263,62 @@ fn native_client_diffie_hellman_group14_and_rsa_host_keys() {
         assert_eq!(e.finish().unwrap().0, Some(0));
     }
 }
+
+#[test]
+fn rsa_user_key_from_file_and_keys_from_ssh_agent() {
+    use sshtune::transport::userkey::{self, Agent};
+    let sshd = EmbeddedSshd::start("").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let rsa = dir.path().join("id_rsa");
+    let st = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "rsa", "-b", "3072", "-N", "", "-f"])
+        .arg(&rsa)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut ak = std::fs::read_to_string(sshd.dir().join("authorized_keys")).unwrap();
+    ak.push_str(&std::fs::read_to_string(rsa.with_extension("pub")).unwrap());
+    std::fs::write(sshd.dir().join("authorized_keys"), ak).unwrap();
+
+    let run = |key: Arc<dyn userkey::UserKey>| {
+        let mut cfg = client_for(&sshd, "aes128-ctr", Some("hmac-sha2-256-etm@openssh.com"));
+        cfg.key = key;
+        let t = connect("127.0.0.1", sshd.port, &cfg).unwrap();
+        let e = Exec::start(t, "true", cfg.window, cfg.packet_size).unwrap();
+        assert_eq!(e.finish().unwrap().0, Some(0));
+    };
+    run(userkey::load(&rsa).unwrap());
+
+    // ssh-agent holding only the RSA key, then only the ed25519 key.
+    let sock = dir.path().join("agent.sock");
+    let mut agent = std::process::Command::new("ssh-agent")
+        .arg("-D")
+        .arg("-a")
+        .arg(&sock)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !sock.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let add = |k: &std::path::Path, flag: &str| {
+        let st = std::process::Command::new("ssh-add")
+            .arg(flag)
+            .arg(k)
+            .env("SSH_AUTH_SOCK", &sock)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(st.success());
+    };
+    add(&rsa, "-q");
+    run(Arc::new(Agent::connect(&sock).unwrap()));
+    add(&rsa, "-d");
+    add(&sshd.dir().join("client_ed25519"), "-q");
+    let a = Agent::connect(&sock).unwrap();
+    assert_eq!(userkey::UserKey::identities(&a).len(), 1);
+    run(Arc::new(a));
+    let _ = agent.kill();
+    let _ = agent.wait();
+}

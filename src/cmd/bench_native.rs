@@ -12,8 +12,8 @@ use crate::target::SshTarget;
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
 use crate::transport::client::ClientConfig;
 use crate::transport::conn::Options;
-use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::Preferences;
+use crate::transport::userkey::{self, Agent, UserKey};
 use crate::{cgroup, sysinfo};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
@@ -63,12 +63,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
                 embedded: false,
             };
             let resolved = target.resolve()?;
-            let identity = match &args.ssh.identity {
-                Some(p) => p.clone(),
-                None => home()?.join(".ssh/id_ed25519"),
-            };
-            let key = Ed25519Key::load(&identity)
-                .context("the native engine logs in with an unencrypted ed25519 key (-i FILE)")?;
+            let key = user_key(args)?;
             let known_hosts = match &args.known_hosts {
                 Some(p) => p.clone(),
                 None => home()?.join(".ssh/known_hosts"),
@@ -81,7 +76,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             };
             let cfg = ClientConfig {
                 user: resolved.user.clone(),
-                key: Arc::new(key),
+                key,
                 known_hosts,
                 prefs: Preferences::from_catalog(true),
                 opts: Options::default(),
@@ -128,6 +123,30 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
         warnings,
         _embedded: embedded,
     })
+}
+
+/// `-i FILE` if given, else the ssh-agent, else ~/.ssh/id_ed25519 or ~/.ssh/id_rsa.
+fn user_key(args: &BenchArgs) -> Result<Arc<dyn UserKey>> {
+    if let Some(p) = &args.ssh.identity {
+        return userkey::load(p);
+    }
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").filter(|s| !s.is_empty()) {
+        if let Ok(agent) = Agent::connect(std::path::Path::new(&sock)) {
+            if !agent.identities().is_empty() {
+                return Ok(Arc::new(agent));
+            }
+        }
+    }
+    let ssh = home()?.join(".ssh");
+    for name in ["id_ed25519", "id_rsa"] {
+        let p = ssh.join(name);
+        if p.exists() {
+            return userkey::load(&p);
+        }
+    }
+    anyhow::bail!(
+        "the native engine found no key: pass -i FILE (ed25519 or RSA, unencrypted) or start ssh-agent"
+    )
 }
 
 /// (cipher, MAC) pairs for the native engine: the user's choice, else every cipher both

@@ -3,7 +3,8 @@
 
 use super::conn::Transport;
 use super::error::{Error, Result};
-use super::hostkey::{self, Ed25519Key, ED25519};
+use super::hostkey::{self, ED25519};
+use super::userkey::UserKey;
 use crate::wire::numbers as n;
 use crate::wire::{Reader, Writer};
 
@@ -27,7 +28,8 @@ fn signed_data(session_id: &[u8], user: &[u8], alg: &[u8], blob: &[u8]) -> Vec<u
     w.into_bytes()
 }
 
-pub fn client(t: &mut Transport, user: &str, key: &Ed25519Key) -> Result<()> {
+/// Tries each identity of `key` in turn (RFC 4252 §7: a failure lets us try the next).
+pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
     let mut w = Writer::new();
     w.u8(n::SERVICE_REQUEST).string(USERAUTH);
     t.send(&w.into_bytes())?;
@@ -39,43 +41,53 @@ pub fn client(t: &mut Transport, user: &str, key: &Ed25519Key) -> Result<()> {
             m => return Err(Error::protocol(format!("expected SERVICE_ACCEPT, got {m}"))),
         }
     }
-    let blob = key.public_blob();
-    let sig = key.sign(&signed_data(
-        t.session_id(),
-        user.as_bytes(),
-        ED25519.as_bytes(),
-        &blob,
-    ));
-    let mut w = Writer::new();
-    w.u8(n::USERAUTH_REQUEST)
-        .string(user.as_bytes())
-        .string(CONNECTION)
-        .string(PUBLICKEY)
-        .bool(true)
-        .string(ED25519.as_bytes())
-        .string(&blob)
-        .string(&sig);
-    t.send(&w.into_bytes())?;
-    loop {
-        t.recv()?;
-        match t.payload()[0] {
-            n::USERAUTH_SUCCESS => return Ok(()),
-            n::USERAUTH_BANNER | n::EXT_INFO => {}
-            n::USERAUTH_FAILURE => {
-                let mut r = Reader::new(&t.payload()[1..]);
-                let methods = r.utf8("methods").unwrap_or("").to_string();
-                return Err(Error::Auth(format!(
-                    "key {} not accepted for user {user} (server allows: {methods})",
-                    hostkey::fingerprint(&blob)
-                )));
-            }
-            m => {
-                return Err(Error::protocol(format!(
-                    "unexpected message {m} during authentication"
-                )))
+    let ids = key.identities();
+    let mut methods = String::new();
+    for id in &ids {
+        let sig = key.sign(
+            id,
+            &signed_data(t.session_id(), user.as_bytes(), id.alg.as_bytes(), &id.blob),
+        )?;
+        let mut w = Writer::new();
+        w.u8(n::USERAUTH_REQUEST)
+            .string(user.as_bytes())
+            .string(CONNECTION)
+            .string(PUBLICKEY)
+            .bool(true)
+            .string(id.alg.as_bytes())
+            .string(&id.blob)
+            .string(&sig);
+        t.send(&w.into_bytes())?;
+        loop {
+            t.recv()?;
+            match t.payload()[0] {
+                n::USERAUTH_SUCCESS => return Ok(()),
+                n::USERAUTH_BANNER | n::EXT_INFO => {}
+                n::USERAUTH_FAILURE => {
+                    let mut r = Reader::new(&t.payload()[1..]);
+                    methods = r.utf8("methods").unwrap_or("").to_string();
+                    break;
+                }
+                m => {
+                    return Err(Error::protocol(format!(
+                        "unexpected message {m} during authentication"
+                    )))
+                }
             }
         }
     }
+    let tried: Vec<String> = ids
+        .iter()
+        .map(|i| format!("{} {}", i.alg, hostkey::fingerprint(&i.blob)))
+        .collect();
+    Err(Error::Auth(format!(
+        "no key accepted for user {user} (tried: {}; server allows: {methods})",
+        if tried.is_empty() {
+            "none".to_string()
+        } else {
+            tried.join(", ")
+        }
+    )))
 }
 
 /// Runs the server side until a user proves a key in `authorized`; returns the user name.
@@ -149,6 +161,8 @@ pub fn parse_authorized_keys(text: &str) -> Vec<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::transport::hostkey::Ed25519Key;
 
     #[test]
     fn authorized_keys_with_options_and_comments() {

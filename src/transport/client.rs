@@ -4,8 +4,9 @@ use super::auth;
 use super::channel::{Channel, Event};
 use super::conn::{HostKeyCheck, Options, Role, Transport};
 use super::error::{Error, Result};
-use super::hostkey::{self, Ed25519Key, HostStatus};
+use super::hostkey::{self, HostStatus};
 use super::kex::Preferences;
+use super::userkey::UserKey;
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use std::time::Duration;
 #[derive(Clone)]
 pub struct ClientConfig {
     pub user: String,
-    pub key: Arc<Ed25519Key>,
+    pub key: Arc<dyn UserKey>,
     /// known_hosts file the server's key must be listed in.
     pub known_hosts: PathBuf,
     pub prefs: Preferences,
@@ -62,7 +63,7 @@ pub fn connect(host: &str, port: u16, cfg: &ClientConfig) -> Result<Transport> {
         cfg.prefs.clone(),
         cfg.opts.clone(),
     )?;
-    auth::client(&mut t, &cfg.user, &cfg.key)?;
+    auth::client(&mut t, &cfg.user, cfg.key.as_ref())?;
     Ok(t)
 }
 

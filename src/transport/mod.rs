@@ -11,5 +11,6 @@ pub mod error;
 pub mod hostkey;
 pub mod kex;
 pub mod packet;
+pub mod userkey;
 
 pub use error::{Error, Result};
