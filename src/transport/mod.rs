@@ -8,6 +8,8 @@ pub mod client;
 pub mod conn;
 pub mod crypt;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hostkey;
 pub mod kex;
 pub mod packet;
