@@ -191,3 +191,19 @@ fn corrupted_packet_fails_the_mac_and_server_keeps_serving() {
     assert!(!log.contains("panicked"), "{log}");
     s.still_serves();
 }
+
+#[test]
+fn max_sessions_and_idle_timeout() {
+    let s = start_serve(&["--max-sessions", "1", "--idle-timeout", "1"]);
+    // One silent connection holds the only slot...
+    let (_held, _r) = s.raw();
+    // ...so the next is refused with TOO_MANY_CONNECTIONS (12).
+    let (_c, mut r) = s.raw();
+    assert_eq!(expect_disconnect(&mut r), 12);
+    // The silent one is dropped after the idle timeout, freeing the slot.
+    std::thread::sleep(Duration::from_millis(2500));
+    let log = s.log();
+    assert!(log.contains("max sessions"), "{log}");
+    assert!(log.contains("(idle timeout)"), "{log}");
+    s.still_serves();
+}

@@ -130,6 +130,13 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
         cfg.opts.clone(),
     ) {
         Ok(t) => t,
+        Err(e) if is_idle(&e) => {
+            log(&format!(
+                "{peer}: silent for {} s during key exchange (idle timeout), dropped",
+                cfg.idle_timeout.as_secs()
+            ));
+            return;
+        }
         Err(e) => {
             log(&format!("{peer}: key exchange failed: {e}"));
             if let (Some(code), Some(mut s)) = (e.disconnect_reason(), raw) {
@@ -153,6 +160,13 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
             }
         }
         Err(Error::Closed) => {}
+        Err(e) if is_idle(&e) => {
+            log(&format!(
+                "{peer}: silent for {} s (idle timeout), disconnected",
+                cfg.idle_timeout.as_secs()
+            ));
+            t.disconnect(n::reason::BY_APPLICATION, "idle timeout");
+        }
         Err(e) => {
             log(&format!("{peer}: {e}"));
             if let Some(code) = e.disconnect_reason() {
@@ -160,6 +174,19 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
             }
         }
     }
+}
+
+/// A read that hit the socket timeout we set from `--idle-timeout`.
+fn is_idle(e: &Error) -> bool {
+    let io = match e {
+        Error::Io(io) => io,
+        Error::Ident(crate::wire::ident::IdentError::Io(io)) => io,
+        _ => return false,
+    };
+    matches!(
+        io.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
 }
 
 /// Authenticates, then serves session channels one after another until the client leaves
