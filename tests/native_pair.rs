@@ -127,3 +127,35 @@ fn diffie_hellman_group14_native_to_native() {
         );
     }
 }
+
+#[test]
+fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
+    use sshtune::bench::native::{Native, Peer};
+    let server = EmbeddedNative::start(Preferences::modern(), Options::default()).unwrap();
+    let n = Native::new(
+        "127.0.0.1".into(),
+        server.addr.port(),
+        server.client.clone(),
+        Peer::Sshtune,
+    );
+    let mib_s = n.tcp_ceiling(8 << 20).unwrap();
+    assert!(mib_s > 0.0);
+
+    // A wrong token gets no data.
+    let t = connect("127.0.0.1", server.addr.port(), &server.client).unwrap();
+    let mut e = Exec::start(t, "tcp-ceiling 1M", 1 << 20, 32768).unwrap();
+    let line = e.read_line().unwrap().unwrap();
+    let port: u16 = line
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("port="))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut data = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    use std::io::{Read, Write};
+    data.write_all(&[b'0'; 32]).unwrap();
+    let mut buf = Vec::new();
+    let _ = data.read_to_end(&mut buf);
+    assert!(buf.is_empty());
+    assert_eq!(e.finish().unwrap().0, Some(127));
+}

@@ -55,6 +55,44 @@ impl Native {
         }
     }
 
+    /// Raw-TCP throughput to an `sshtune serve` host: the server opens a one-shot port that
+    /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
+    pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
+        use std::io::{Read, Write};
+        let t = connect(&self.host, self.port, &self.cfg)?;
+        let mut e = Exec::start(
+            t,
+            &format!("tcp-ceiling {bytes}"),
+            self.cfg.window,
+            self.cfg.packet_size,
+        )?;
+        let line = e
+            .read_line()?
+            .ok_or_else(|| anyhow!("the server did not open a data port"))?;
+        let tokens = remote::tokens(&line);
+        let (Some(port), Some(token)) = (
+            tokens.get("port").and_then(|p| p.parse::<u16>().ok()),
+            tokens.get("token"),
+        ) else {
+            anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
+        };
+        let mut data = std::net::TcpStream::connect((self.host.as_str(), port))?;
+        data.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+        data.write_all(token.as_bytes())?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0u64;
+        let t0 = Instant::now();
+        while got < bytes {
+            match data.read(&mut buf)? {
+                0 => anyhow::bail!("data port closed after {got} of {bytes} bytes"),
+                n => got += n as u64,
+            }
+        }
+        let seconds = t0.elapsed().as_secs_f64();
+        e.finish()?;
+        Ok(bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9))
+    }
+
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server.
     pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {

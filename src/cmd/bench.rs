@@ -256,7 +256,10 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
         ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
     };
     let mut report = super::bench_native::measure(args, plan, ctx)?;
-    if ceiling.is_none() {
+    if ceiling.is_some() {
+        report.ceiling = ceiling;
+    }
+    if report.ceiling.is_none() {
         report.warnings.push(
             "raw-TCP ceiling unknown: pass --ceiling MIB/s (e.g. measured with iperf3) so a \
              network-bound row can be recognised"
@@ -270,7 +273,6 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
                 .into(),
         );
     }
-    report.ceiling = ceiling;
     Ok(report)
 }
 

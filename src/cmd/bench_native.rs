@@ -115,11 +115,24 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
         },
         cpu_quota_cores: None,
     };
+    // A remote `sshtune serve` can measure the raw-TCP ceiling itself (median of three).
+    let ceiling = if embedded.is_none() && exec.peer == Peer::Sshtune && args.ceiling.is_none() {
+        let mut v: Vec<f64> = (0..3)
+            .filter_map(|_| exec.tcp_ceiling(64 << 20).ok())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).map(|m| model::Ceiling {
+            mib_s: *m,
+            method: format!("raw TCP to sshtune serve, median of {}", v.len()),
+        })
+    } else {
+        None
+    };
     Ok(NativeSetup {
         exec,
         host_label,
         server,
-        ceiling: None,
+        ceiling,
         warnings,
         _embedded: embedded,
     })
@@ -175,9 +188,12 @@ pub fn pairs(args: &BenchArgs, offered: &[String]) -> Vec<(String, Option<String
 }
 
 /// Runs the native engine alone and builds a whole report.
-pub fn measure(args: &BenchArgs, plan: Plan, ctx: run::Context) -> Result<BenchReport> {
+pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<BenchReport> {
     let started = chrono::Local::now().to_rfc3339();
     let mut s = setup(args)?;
+    if let Some(c) = &s.ceiling {
+        ctx.ceiling_mib_s = Some(c.mib_s);
+    }
     let plan = Plan {
         pairs: pairs(args, &s.server.offered_ciphers),
         ..plan

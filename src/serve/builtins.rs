@@ -1,7 +1,8 @@
 //! The only commands `sshtune serve` runs. Their output lines use the same
 //! `SSHTUNE-READY`/`SSHTUNE-DONE` format as the shell scripts the openssh engine sends, so
 //! the bench parses both alike. Server CPU is the session thread's own CPU time, in
-//! microseconds (`tck=1000000`).
+//! microseconds (`tck=1000000`). `tcp-ceiling BYTES` measures the raw-TCP path without
+//! iperf3.
 
 use crate::transport::channel::{Channel, Event};
 use crate::transport::conn::Transport;
@@ -20,6 +21,10 @@ pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
             Err(e) => refuse(t, ch, &format!("source: {e}\n")),
         },
         (Some("stat"), None, None) => stat(t, ch),
+        (Some("tcp-ceiling"), Some(n), None) => match crate::cli::parse_size(n) {
+            Ok(bytes) => tcp_ceiling(t, ch, bytes),
+            Err(e) => refuse(t, ch, &format!("tcp-ceiling: {e}\n")),
+        },
         _ => refuse(
             t,
             ch,
@@ -121,6 +126,54 @@ fn source(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
         machine_stat()
     );
     say(t, ch, &line)?;
+    Ok(0)
+}
+
+/// How long the one-shot data port waits for its client.
+const TCP_ACCEPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Raw-TCP ceiling of the path: a one-shot port on the address the client reached us at,
+/// opened only for a client that proves the session's random token, sending `bytes` bytes.
+fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
+    use std::io::{Read, Write};
+    let local = t.stream().local_addr()?;
+    let listener = std::net::TcpListener::bind((local.ip(), 0))?;
+    let port = listener.local_addr()?.port();
+    let mut token = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut token);
+    let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+    say(t, ch, &format!("SSHTUNE-TCP port={port} token={token}"))?;
+    listener.set_nonblocking(true)?;
+    let deadline = std::time::Instant::now() + TCP_ACCEPT_TIMEOUT;
+    let mut conn = loop {
+        match listener.accept() {
+            Ok((c, _)) => break c,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    return refuse(t, ch, "tcp-ceiling: nobody connected to the data port\n");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    drop(listener);
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(TCP_ACCEPT_TIMEOUT))?;
+    let mut got = [0u8; 32];
+    if conn.read_exact(&mut got).is_err() || got != token.as_bytes() {
+        return refuse(t, ch, "tcp-ceiling: wrong token on the data port\n");
+    }
+    let mut block = vec![0u8; 1 << 20];
+    rand::rngs::SmallRng::from_entropy().fill_bytes(&mut block);
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        conn.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    drop(conn);
+    say(t, ch, "SSHTUNE-DONE rc=0")?;
     Ok(0)
 }
 

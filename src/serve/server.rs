@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const BUILTINS: &str = "sink, source BYTES, stat";
+pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
 
 #[derive(Clone)]
 pub struct ServerConfig {
