@@ -20,6 +20,9 @@ pub enum Command {
     Probe(ProbeArgs),
     /// Run the native SSH server (built-in benchmark commands only, never a shell).
     Serve(ServeArgs),
+    /// Turn bench results into an sshd_config drop-in, a client Host block and an rsync line
+    /// that the target sshd accepts, fastest cipher first.
+    Config(ConfigArgs),
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -166,6 +169,66 @@ pub struct ServeArgs {
     /// Rekey after this much data in one direction (e.g. 1M), below the cipher's own limit.
     #[arg(long, value_parser = parse_size)]
     pub rekey_limit: Option<u64>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    /// A bench report (`sshtune bench --format json --output FILE`).
+    #[arg(long, conflicts_with = "host", required_unless_present = "host")]
+    pub from: Option<PathBuf>,
+    /// Measure this destination first (as `sshtune bench HOST` does).
+    #[arg(long)]
+    pub host: Option<String>,
+    #[command(flatten)]
+    pub ssh: SshArgs,
+    /// Ciphers to measure with --host (comma-separated). Default: all the server offers.
+    #[arg(long, value_delimiter = ',', requires = "host")]
+    pub ciphers: Vec<String>,
+    /// Fixed bytes per transfer with --host (e.g. 64M). Default: adaptive.
+    #[arg(long, value_parser = parse_size, requires = "host")]
+    pub size: Option<u64>,
+    /// Which ciphers may be recommended.
+    #[arg(long, value_enum, default_value_t = crate::config::policy::Policy::Secure)]
+    pub policy: crate::config::policy::Policy,
+    /// Order by throughput in this direction (both: the slower of the two).
+    #[arg(long, value_enum, default_value_t = Directions::Both)]
+    pub direction: Directions,
+    /// The target sshd's OpenSSH release (e.g. 7.4). Default: from the bench's server banner.
+    #[arg(long, value_parser = parse_openssh_version)]
+    pub openssh_version: Option<ciphers::OpenSshVersion>,
+    /// Host pattern for the client block and rsync line. Default: the bench's host.
+    #[arg(long)]
+    pub client_host: Option<String>,
+    /// Print the sshd_config drop-in (default: all three outputs).
+    #[arg(long)]
+    pub server: bool,
+    /// Print the ssh_config Host block.
+    #[arg(long)]
+    pub client: bool,
+    /// Print the rsync command line.
+    #[arg(long)]
+    pub rsync: bool,
+    /// Validate the drop-in with the real `sshd -t` on a temporary config.
+    #[arg(long)]
+    pub check: bool,
+    /// Install the drop-in at PATH (e.g. /etc/ssh/sshd_config.d/50-sshtune.conf): backup,
+    /// atomic write, `sshd -t` on the full config, roll back if it fails.
+    #[arg(long, value_name = "PATH")]
+    pub apply: Option<PathBuf>,
+    /// The main sshd config --apply validates.
+    #[arg(long, default_value = "/etc/ssh/sshd_config")]
+    pub sshd_config: PathBuf,
+    /// The sshd binary for --check and --apply. Default: found in PATH and sbin.
+    #[arg(long)]
+    pub sshd: Option<PathBuf>,
+    /// No bench progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn parse_openssh_version(s: &str) -> Result<ciphers::OpenSshVersion, String> {
+    ciphers::OpenSshVersion::parse(s)
+        .ok_or_else(|| format!("not an OpenSSH version: {s:?} (expected e.g. 9.2 or 7.4p1)"))
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

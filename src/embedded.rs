@@ -21,13 +21,12 @@ pub struct EmbeddedSshd {
     dir: tempfile::TempDir,
     pub port: u16,
     pub target: SshTarget,
-    /// Set when we created the privilege-separation directory and must remove it again.
-    created_privsep: Option<PathBuf>,
 }
 
 impl EmbeddedSshd {
-    /// Starts sshd with every cipher and MAC the local OpenSSH supports, plus `extra` config
-    /// lines (tests use it to change one setting).
+    /// Starts sshd with every cipher and MAC the local OpenSSH supports. `extra` config lines
+    /// come first, so they win over the defaults (sshd keeps the first value of a keyword);
+    /// tests use it to change one setting.
     pub fn start(extra: &str) -> Result<Self> {
         let sshd = find_program("sshd").context(INSTALL_HINT)?;
         let dir = tempfile::Builder::new()
@@ -46,7 +45,7 @@ impl EmbeddedSshd {
             .flatten()
             .map(|u| u.name)
             .context("cannot find the current user's name")?;
-        let created_privsep = ensure_privsep_dir()?;
+        ensure_privsep_dir()?;
         let ciphers = ssh_query("cipher")?.join(",");
         let macs = ssh_query("mac")?.join(",");
 
@@ -54,8 +53,11 @@ impl EmbeddedSshd {
         for _attempt in 0..5 {
             let port = free_port()?;
             let config = dir.path().join("sshd_config");
-            let mut text = config_text(dir.path(), port, &host_key, &ciphers, &macs);
-            text.push_str(extra);
+            let mut text = String::from(extra);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&config_text(dir.path(), port, &host_key, &ciphers, &macs));
             fs::write(&config, &text)?;
             let log = dir.path().join("sshd.log");
             let mut cmd = Command::new(&sshd);
@@ -65,7 +67,7 @@ impl EmbeddedSshd {
                 .stdout(Stdio::null())
                 .stderr(fs::File::create(&log)?)
                 .process_group(0);
-            let mut child = ChildGuard::spawn(&mut cmd, "the embedded sshd")?;
+            let mut child = ChildGuard::spawn_group(&mut cmd, "the embedded sshd")?;
             match wait_ready(&mut child, port, &log) {
                 Ok(()) => {
                     let known_hosts = dir.path().join("known_hosts");
@@ -81,7 +83,6 @@ impl EmbeddedSshd {
                         dir,
                         port,
                         target,
-                        created_privsep,
                     });
                 }
                 Err(e) => {
@@ -100,7 +101,8 @@ impl EmbeddedSshd {
         self.dir.path()
     }
 
-    /// Stops the server now (tests use it to simulate a server dying mid-run).
+    /// Stops the server and every session it serves now (tests use it to simulate a server
+    /// dying mid-run).
     pub fn kill(&mut self) {
         self.child.stop();
     }
@@ -109,9 +111,6 @@ impl EmbeddedSshd {
 impl Drop for EmbeddedSshd {
     fn drop(&mut self) {
         self.child.stop();
-        if let Some(p) = self.created_privsep.take() {
-            let _ = fs::remove_dir(p);
-        }
     }
 }
 
@@ -135,17 +134,16 @@ fn keygen(dir: &Path, name: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// sshd started as root insists on its privilege-separation directory.
-fn ensure_privsep_dir() -> Result<Option<PathBuf>> {
-    if !nix::unistd::getuid().is_root() {
-        return Ok(None);
+/// sshd started as root insists on its privilege-separation directory. It is
+/// openssh-server's own (its service creates it at boot), so it is left in place: removing it
+/// would break any other sshd on the machine, including a concurrent embedded one.
+fn ensure_privsep_dir() -> Result<()> {
+    let dir = Path::new("/run/sshd");
+    if nix::unistd::getuid().is_root() && !dir.is_dir() {
+        fs::create_dir_all(dir)
+            .context("creating sshd's privilege separation directory /run/sshd")?;
     }
-    let dir = PathBuf::from("/run/sshd");
-    if dir.is_dir() {
-        return Ok(None);
-    }
-    fs::create_dir_all(&dir).context("creating sshd's privilege separation directory /run/sshd")?;
-    Ok(Some(dir))
+    Ok(())
 }
 
 /// Asks the kernel for a free port. Another process may grab it before sshd binds; the

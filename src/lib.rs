@@ -8,6 +8,7 @@ pub mod bench;
 pub mod cgroup;
 pub mod cli;
 pub mod cmd;
+pub mod config;
 pub mod embedded;
 pub mod probe;
 pub mod process;

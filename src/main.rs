@@ -9,6 +9,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => sshtune::cmd::bench::run(args),
         Command::Probe(args) => sshtune::cmd::probe::run(args),
         Command::Serve(args) => sshtune::cmd::serve::run(args),
+        Command::Config(args) => sshtune::cmd::config::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

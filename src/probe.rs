@@ -87,15 +87,17 @@ pub fn probe(host: &str, port: u16, timeout: Duration) -> Result<ProbeResult> {
 }
 
 fn exchange(mut stream: TcpStream, host: &str, port: u16) -> Result<ProbeResult> {
+    // Servers speak first; reading their identification before sending ours means a peer
+    // that is not SSH and hangs up at once is reported for what it said, not as a reset.
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let ident: Ident = read_ident(&mut reader)?;
     let ours = format!("SSH-2.0-sshtune_{}\r\n", env!("CARGO_PKG_VERSION"));
     stream
         .write_all(ours.as_bytes())
         .context("sending identification")?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let ident: Ident = read_ident(&mut reader).map_err(timeout_hint)?;
     let mut kexinit = None;
     for _ in 0..MAX_PACKETS_BEFORE_KEXINIT {
-        let payload = read_packet(&mut reader).map_err(timeout_hint)?;
+        let payload = read_packet(&mut reader)?;
         match payload.first() {
             Some(&msg::KEXINIT) => {
                 kexinit = Some(KexInit::decode(&payload).context("malformed KEXINIT")?);
@@ -126,22 +128,4 @@ fn exchange(mut stream: TcpStream, host: &str, port: u16) -> Result<ProbeResult>
         strict_kex: kexinit.server_strict_kex(),
         kexinit,
     })
-}
-
-/// Turns a read timeout into words a user understands.
-fn timeout_hint<E: Into<anyhow::Error>>(e: E) -> anyhow::Error {
-    let e: anyhow::Error = e.into();
-    let timed_out = e.chain().any(|c| {
-        c.downcast_ref::<std::io::Error>().is_some_and(|io| {
-            matches!(
-                io.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            )
-        })
-    });
-    if timed_out {
-        e.context("peer stopped answering (timeout)")
-    } else {
-        e
-    }
 }

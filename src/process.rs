@@ -62,6 +62,9 @@ fn terminate_children() {
 pub struct ChildGuard {
     child: Option<Child>,
     what: String,
+    /// The child leads its own process group (spawned with `process_group(0)`); stopping it
+    /// signals the whole group, so grandchildren such as sshd's session processes go too.
+    group: bool,
 }
 
 impl ChildGuard {
@@ -75,7 +78,15 @@ impl ChildGuard {
         Ok(Self {
             child: Some(child),
             what,
+            group: false,
         })
+    }
+
+    /// Like `spawn`, for a command set up with `process_group(0)`.
+    pub fn spawn_group(cmd: &mut Command, what: impl Into<String>) -> Result<Self> {
+        let mut g = Self::spawn(cmd, what)?;
+        g.group = true;
+        Ok(g)
     }
 
     pub fn id(&self) -> u32 {
@@ -111,8 +122,24 @@ impl ChildGuard {
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             unregister(child.id());
+            let pid = child.id() as i32;
+            let target = if self.group { -pid } else { pid };
+            // Daemons such as sshd put each connection in its own session, out of reach of
+            // the group signal: find them by parentage before the leader goes.
+            let descendants = if self.group {
+                descendants(pid)
+            } else {
+                Vec::new()
+            };
+            for d in &descendants {
+                let _ = kill(Pid::from_raw(*d), Signal::SIGTERM);
+            }
+            if self.group {
+                // The leader may be gone while its group lives on.
+                let _ = kill(Pid::from_raw(target), Signal::SIGTERM);
+            }
             if let Ok(None) = child.try_wait() {
-                let _ = kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM);
+                let _ = kill(Pid::from_raw(target), Signal::SIGTERM);
                 let deadline = Instant::now() + Duration::from_secs(2);
                 while Instant::now() < deadline {
                     if let Ok(Some(_)) = child.try_wait() {
@@ -120,11 +147,45 @@ impl ChildGuard {
                     }
                     std::thread::sleep(Duration::from_millis(10));
                 }
+                let _ = kill(Pid::from_raw(target), Signal::SIGKILL);
                 let _ = child.kill();
             }
             let _ = child.wait();
         }
     }
+}
+
+/// Every process whose parent chain leads to `root`, from /proc.
+pub fn descendants(root: i32) -> Vec<i32> {
+    let mut parent_of = Vec::new();
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let ppid = stat
+                .rfind(')')
+                .and_then(|i| stat[i + 2..].split_whitespace().nth(1))
+                .and_then(|p| p.parse::<i32>().ok());
+            if let Some(ppid) = ppid {
+                parent_of.push((pid, ppid));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for &(child, parent) in &parent_of {
+            if parent == p && !out.contains(&child) {
+                out.push(child);
+                frontier.push(child);
+            }
+        }
+    }
+    out
 }
 
 fn unregister(pid: u32) {
@@ -166,9 +227,25 @@ pub fn last_line(stderr: &str) -> String {
         .to_string()
 }
 
-/// Collects a child's stderr on a thread so a chatty child can never block on a full pipe.
-pub fn drain_stderr(child: &mut Child) -> Arc<Mutex<String>> {
+/// A child's stderr, collected on a thread so a chatty child can never block on a full pipe.
+pub struct StderrDrain {
+    buf: Arc<Mutex<String>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
+
+impl StderrDrain {
+    /// Everything the child wrote, once its stderr closed (after it exited), or what arrived
+    /// within `timeout` if a grandchild keeps the pipe open. Waiting on the reader itself, not
+    /// on a fixed sleep, keeps error messages complete on a loaded machine.
+    pub fn text(&self, timeout: Duration) -> String {
+        let _ = self.done.recv_timeout(timeout);
+        self.buf.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+pub fn drain_stderr(child: &mut Child) -> StderrDrain {
     let buf = Arc::new(Mutex::new(String::new()));
+    let (tx, done) = std::sync::mpsc::channel();
     if let Some(mut err) = child.stderr.take() {
         let sink = Arc::clone(&buf);
         std::thread::spawn(move || {
@@ -184,9 +261,10 @@ pub fn drain_stderr(child: &mut Child) -> Arc<Mutex<String>> {
                     }
                 }
             }
+            let _ = tx.send(());
         });
     }
-    buf
+    StderrDrain { buf, done }
 }
 
 /// Finds a program in PATH and the usual sbin directories (sshd is often outside a user's PATH).

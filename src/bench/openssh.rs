@@ -10,35 +10,23 @@ use crate::target::SshTarget;
 use anyhow::anyhow;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Options that make a run measurable and safe whatever the user's config says. Host-key
 /// checking is deliberately not among them.
+#[rustfmt::skip]
 const FIXED_OPTIONS: &[&str] = &[
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "Compression=no",
+    "-o", "BatchMode=yes",
+    "-o", "Compression=no",
     // A multiplexed master connection would ignore -c: every run needs its own connection.
-    "-o",
-    "ControlMaster=no",
-    "-o",
-    "ControlPath=none",
-    "-o",
-    "ConnectTimeout=10",
-    "-o",
-    "ServerAliveInterval=5",
-    "-o",
-    "ServerAliveCountMax=3",
-    "-o",
-    "ClearAllForwardings=yes",
-    "-o",
-    "RequestTTY=no",
-    "-o",
-    "LogLevel=ERROR",
-    "-x",
-    "-a",
+    "-o", "ControlMaster=no",
+    "-o", "ControlPath=none",
+    "-o", "ConnectTimeout=10",
+    "-o", "ServerAliveInterval=5",
+    "-o", "ServerAliveCountMax=3",
+    "-o", "ClearAllForwardings=yes",
+    "-o", "RequestTTY=no",
+    "-x", "-a",
 ];
 
 /// How long the remote side may take to say it is ready (login included).
@@ -134,7 +122,7 @@ impl Executor for OpenSsh {
             Err(e) => {
                 let status = child.wait_timeout(Duration::from_secs(5)).ok();
                 process::check_interrupted()?;
-                let text = wait_for_text(&stderr);
+                let text = stderr.text(Duration::from_secs(5));
                 let code = status.and_then(|s| s.code());
                 Err(match e {
                     Step::NotReady => classify(&text, code, &self.target.destination),
@@ -153,7 +141,7 @@ impl Executor for OpenSsh {
             .wait_timeout(Duration::from_secs(30))
             .map_err(|e| TransferError::Failed(format!("waiting for ssh: {e}")))?;
         if !status.success() {
-            let text = wait_for_text(&stderr);
+            let text = stderr.text(Duration::from_secs(5));
             return Err(TransferError::Failed(format!(
                 "ssh exited with {status} after the transfer: {}",
                 last_line(&text)
@@ -286,12 +274,6 @@ fn read_done<R: BufRead>(out: &mut R) -> Result<String, Step> {
             }
         }
     }
-}
-
-/// stderr is drained by a thread; give it a moment to catch the last lines after exit.
-fn wait_for_text(buf: &Arc<Mutex<String>>) -> String {
-    std::thread::sleep(Duration::from_millis(50));
-    buf.lock().map(|s| s.clone()).unwrap_or_default()
 }
 
 /// Turns ssh's stderr into one line that names the cause.

@@ -21,18 +21,26 @@ const INITIAL_SIZE: u64 = 16 << 20;
 pub fn run(args: BenchArgs) -> Result<()> {
     let report = measure(&args)?;
     let mut text = report::exporter(args.format).render(&report)?;
-    if args.explain && args.format == Format::Table {
+    // Evidence is prose: it joins human formats, and goes to stderr beside machine formats
+    // so their stdout stays parseable.
+    let human = matches!(args.format, Format::Table | Format::Markdown);
+    if args.explain && human && args.output.is_none() {
         text.push('\n');
         text.push_str(&report::explain(&report));
     }
     match &args.output {
         Some(path) => {
             std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
-            if args.explain && args.format != Format::Table {
+            if args.explain {
                 print!("{}", report::explain(&report));
             }
         }
-        None => print!("{text}"),
+        None => {
+            print!("{text}");
+            if args.explain && !human {
+                eprint!("{}", report::explain(&report));
+            }
+        }
     }
     if report.results.iter().all(|r| r.error.is_some()) {
         bail!("no cipher could be measured (see the errors in the report)");
@@ -169,6 +177,17 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         results.extend(super::bench_native::rows(args, &plan, ctx)?);
     }
 
+    let short = results
+        .iter()
+        .filter_map(|r| Some(r.bytes as f64 / 1048576.0 / r.median_mib_s?))
+        .any(|secs| secs < 0.5);
+    if short {
+        warnings.push(
+            "some transfers lasted under 0.5 s: CPU figures count 10 ms scheduler ticks and are \
+             coarse there; use a larger --size or the adaptive default"
+                .into(),
+        );
+    }
     let get = |k: &str| {
         info.iter()
             .find(|(key, _)| key == k)

@@ -2,5 +2,6 @@
 
 pub mod bench;
 pub mod bench_native;
+pub mod config;
 pub mod probe;
 pub mod serve;

@@ -85,7 +85,9 @@ pub(crate) fn pct(v: Option<f64>) -> String {
 
 /// `up/down` pair of a per-direction figure.
 pub(crate) fn pair(l: &Line, f: impl Fn(&ResultRow) -> Option<f64>) -> String {
-    format!("{}/{}", pct(l.up.and_then(&f)), pct(l.down.and_then(&f)))
+    // "-" for a direction not run, "?" for one run without a CPU figure.
+    let one = |r: Option<&ResultRow>| r.map_or("-".to_string(), |r| pct(f(r)));
+    format!("{}/{}", one(l.up), one(l.down))
 }
 
 pub(crate) fn verdict_cell(l: &Line) -> String {

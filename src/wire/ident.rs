@@ -18,8 +18,22 @@ pub enum IdentError {
     TooLong,
     #[error("peer speaks SSH protocol {0}, only 2.0 (or 1.99) is supported")]
     Version(String),
+    #[error("peer stopped answering (timeout)")]
+    Timeout,
+    #[error("peer reset the connection")]
+    Reset,
     #[error(transparent)]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for IdentError {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => IdentError::Timeout,
+            io::ErrorKind::ConnectionReset => IdentError::Reset,
+            _ => IdentError::Io(e),
+        }
+    }
 }
 
 /// The peer's identification string, split per RFC 4253 §4.2.
@@ -60,7 +74,12 @@ impl Ident {
 pub fn read_ident<R: BufRead>(r: &mut R) -> Result<Ident, IdentError> {
     let mut first_line = None;
     for _ in 0..MAX_PREAMBLE_LINES {
-        let line = read_line(r)?;
+        let line = match read_line(r) {
+            Ok(l) => l,
+            // A peer that said something else and hung up is "not SSH", not "closed early".
+            Err(IdentError::Closed) if first_line.is_some() => break,
+            Err(e) => return Err(e),
+        };
         if line.starts_with("SSH-") {
             return Ident::parse(&line);
         }

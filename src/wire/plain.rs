@@ -15,28 +15,32 @@ pub enum PacketError {
     BadLength(u32),
     #[error("invalid padding length {padding} for packet length {len}")]
     BadPadding { padding: u8, len: u32 },
+    #[error("peer stopped answering (timeout)")]
+    Timeout,
     #[error(transparent)]
-    Io(#[from] io::Error),
+    Io(io::Error),
+}
+
+impl From<io::Error> for PacketError {
+    fn from(e: io::Error) -> Self {
+        match e.kind() {
+            io::ErrorKind::UnexpectedEof | io::ErrorKind::ConnectionReset => PacketError::Closed,
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => PacketError::Timeout,
+            _ => PacketError::Io(e),
+        }
+    }
 }
 
 /// Reads one packet and returns its payload.
 pub fn read_packet<R: Read>(r: &mut R) -> Result<Vec<u8>, PacketError> {
     let mut len = [0u8; 4];
-    if let Err(e) = r.read_exact(&mut len) {
-        return Err(match e.kind() {
-            io::ErrorKind::UnexpectedEof => PacketError::Closed,
-            _ => e.into(),
-        });
-    }
+    r.read_exact(&mut len)?;
     let len = u32::from_be_bytes(len);
     if !(5..=MAX_PACKET_LEN as u32).contains(&len) {
         return Err(PacketError::BadLength(len));
     }
     let mut body = vec![0u8; len as usize];
-    r.read_exact(&mut body).map_err(|e| match e.kind() {
-        io::ErrorKind::UnexpectedEof => PacketError::Closed,
-        _ => e.into(),
-    })?;
+    r.read_exact(&mut body)?;
     let padding = body[0];
     if padding as u32 + 1 > len || padding < 4 {
         return Err(PacketError::BadPadding { padding, len });

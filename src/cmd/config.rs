@@ -1,0 +1,214 @@
+//! `sshtune config`: bench report in, validated sshd drop-in / client block / rsync line out.
+
+use crate::bench::model::{BenchReport, SCHEMA};
+use crate::cli::{BenchArgs, ConfigArgs, Engine};
+use crate::config::apply::{self, reload_hint};
+use crate::config::emit::{self, Emitted, Meta};
+use crate::config::policy::{self, Selection};
+use crate::config::sshd::Sshd;
+use crate::report::Format;
+use anyhow::{bail, Context, Result};
+use ciphers::OpenSshVersion;
+
+pub fn run(args: ConfigArgs) -> Result<()> {
+    // Ctrl-C must not cut --apply between writing and checking; steps poll the flag instead.
+    crate::process::install_signal_handlers()?;
+    let report = load(&args)?;
+    let target = target(&args, &report)?;
+    let sel = policy::select(&report, args.policy, target, args.direction);
+    let meta = Meta {
+        generated: chrono::Local::now().to_rfc3339(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        client_host: args
+            .client_host
+            .clone()
+            .unwrap_or_else(|| client_host(&report)),
+        client_version: report
+            .client
+            .ssh_version
+            .as_deref()
+            .and_then(OpenSshVersion::parse),
+    };
+    let out = emit::emit(&sel, &report, &meta)?;
+    summarize(&sel, &out, args.quiet);
+    print_outputs(&args, &out);
+
+    if args.check {
+        crate::process::check_interrupted()?;
+        let sshd = Sshd::find(args.sshd.as_deref())?;
+        let check = sshd.check_dropin(&out.server)?;
+        // A pass or fail is only as good as the match between this sshd and the target.
+        let local = sshd.version();
+        let mismatch = match local {
+            Some(v) if v != target => {
+                format!(" (this sshd is OpenSSH {v}, the target is {target})")
+            }
+            Some(_) => String::new(),
+            None => format!(" (this sshd's release is unknown, the target is {target})"),
+        };
+        if !check.verdict.passed {
+            bail!(
+                "sshd -t ({}) REJECTS the drop-in{mismatch}: {}",
+                sshd.path.display(),
+                check.verdict.message
+            );
+        }
+        eprintln!(
+            "check: PASS — `{} -t` accepts the drop-in{}",
+            sshd.path.display(),
+            if check.verdict.message.is_empty() {
+                String::new()
+            } else {
+                format!(" (it said: {})", check.verdict.message)
+            }
+        );
+        if !mismatch.is_empty() {
+            eprintln!("check: note — validated by a different sshd than the target{mismatch}");
+        }
+        if let Some(eff) = &check.effective {
+            if *eff != out.server_list {
+                eprintln!(
+                    "check: note — sshd -T reports Ciphers {} (the drop-in says {})",
+                    eff.join(","),
+                    out.server_list.join(",")
+                );
+            }
+        }
+    }
+
+    if let Some(path) = &args.apply {
+        crate::process::check_interrupted()?;
+        let sshd = Sshd::find(args.sshd.as_deref())?;
+        if let Some(v) = sshd.version().filter(|v| *v != target) {
+            eprintln!(
+                "apply: note — the lines were chosen for OpenSSH {target} but this machine's sshd is {v}; \
+                 sshd -t below is the judge"
+            );
+        }
+        let applied = apply::apply(&sshd, &args.sshd_config, path, &out.server)?;
+        eprintln!(
+            "applied: {} written; `sshd -t -f {}` passes",
+            path.display(),
+            args.sshd_config.display()
+        );
+        if let Some(b) = &applied.backup {
+            eprintln!("applied: the previous file is kept at {}", b.display());
+        }
+        if let Some(o) = &applied.shadowed_by {
+            eprintln!(
+                "warning: Ciphers is decided earlier, at {o} (sshd uses the first value it reads); \
+                 sshd's effective Ciphers is {} — move or remove that line for the drop-in to count",
+                applied.effective.join(",")
+            );
+        }
+        eprintln!("{}", reload_hint());
+    }
+    Ok(())
+}
+
+fn load(args: &ConfigArgs) -> Result<BenchReport> {
+    if let Some(path) = &args.from {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let report: BenchReport = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{} is not a sshtune bench report ({SCHEMA})",
+                path.display()
+            )
+        })?;
+        if report.schema != SCHEMA {
+            bail!(
+                "{}: schema {:?}, this sshtune reads {SCHEMA:?}",
+                path.display(),
+                report.schema
+            );
+        }
+        return Ok(report);
+    }
+    let bench = BenchArgs {
+        host: args.host.clone(),
+        ssh: args.ssh.clone(),
+        ciphers: args.ciphers.clone(),
+        macs: Vec::new(),
+        repeat: 3,
+        warmup: 1,
+        size: args.size,
+        min_duration: 2.0,
+        direction: args.direction,
+        engine: Engine::Openssh,
+        known_hosts: None,
+        ceiling: None,
+        format: Format::Json,
+        output: None,
+        explain: false,
+        quiet: args.quiet,
+    };
+    crate::cmd::bench::measure(&bench)
+}
+
+fn target(args: &ConfigArgs, report: &BenchReport) -> Result<OpenSshVersion> {
+    if let Some(v) = args.openssh_version {
+        return Ok(v);
+    }
+    if let Some(v) = policy::target_version(report) {
+        return Ok(v);
+    }
+    let banner = report.server.banner.as_deref().unwrap_or("none recorded");
+    if banner.to_ascii_lowercase().contains("dropbear") {
+        bail!("the server is Dropbear ({banner}): its ciphers are fixed at compile time, there is no config line to emit");
+    }
+    bail!("the target's OpenSSH release is unknown (server banner: {banner}); pass --openssh-version X.Y")
+}
+
+/// The destination without a `user@`, as a `Host` pattern; the private loopback server has
+/// no name, so its address stands in.
+fn client_host(report: &BenchReport) -> String {
+    if report.embedded {
+        return "127.0.0.1".into();
+    }
+    let h = report.host.rsplit('@').next().unwrap_or(&report.host);
+    h.to_string()
+}
+
+fn summarize(sel: &Selection, out: &Emitted, quiet: bool) {
+    if quiet {
+        return;
+    }
+    eprintln!(
+        "policy {} for OpenSSH {}: {} (fastest: {})",
+        sel.policy.as_str(),
+        sel.target,
+        out.server_list.join(","),
+        out.fastest
+    );
+    for d in &sel.dropped {
+        eprintln!("dropped {}: {}", d.name, d.reason);
+    }
+}
+
+fn print_outputs(args: &ConfigArgs, out: &Emitted) {
+    let all = !(args.server || args.client || args.rsync);
+    let mut parts: Vec<(&str, &str)> = Vec::new();
+    if all || args.server {
+        parts.push((
+            "sshd drop-in, e.g. /etc/ssh/sshd_config.d/50-sshtune.conf",
+            &out.server,
+        ));
+    }
+    if all || args.client {
+        parts.push(("client, in ~/.ssh/config", &out.client));
+    }
+    if all || args.rsync {
+        parts.push(("rsync", &out.rsync));
+    }
+    let single = parts.len() == 1;
+    for (i, (title, text)) in parts.iter().enumerate() {
+        if !single {
+            if i > 0 {
+                println!();
+            }
+            println!("# ===== {title} =====");
+        }
+        print!("{text}");
+    }
+}

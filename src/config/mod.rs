@@ -1,0 +1,11 @@
+//! `sshtune config`: from measured throughput to a Ciphers line the target sshd accepts.
+//!
+//! `policy` decides which measured ciphers may be recommended and in what order, `emit`
+//! renders the sshd drop-in, the client `Host` block and the rsync command, `sshd` runs the
+//! real `sshd -t` / `sshd -T`, and `apply` installs a drop-in without ever leaving a config
+//! sshd rejects.
+
+pub mod apply;
+pub mod emit;
+pub mod policy;
+pub mod sshd;

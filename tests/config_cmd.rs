@@ -1,0 +1,503 @@
+//! `sshtune config` end to end: every policy's drop-in passes the real `sshd -t`, names the
+//! target rejects are dropped and said so, order follows the direction, `--check` reports the
+//! real sshd's verdict, `--apply` writes with a backup and rolls back when sshd says no.
+//! The bench inputs are hand-written fixtures (tests/fixtures/config/*.json), not measurements.
+
+mod support;
+
+use sshd_config::{ConfigSet, Flavor, ListSpec};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use support::{output, sshtune, stderr, stdout};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/config")
+        .join(name)
+}
+
+/// sshd run as root needs /run/sshd even for `-t`. Several sshtune processes run at once in
+/// this binary; creating it up front (it is openssh-server's own runtime directory) keeps one
+/// of them from removing it under another.
+fn privsep() {
+    if support::is_root() {
+        std::fs::create_dir_all("/run/sshd").expect("creating /run/sshd");
+    }
+}
+
+fn config(args: &[&str]) -> Output {
+    privsep();
+    output(sshtune().arg("config").args(args))
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstderr: {}\nstdout: {}",
+        o.status,
+        stderr(o),
+        stdout(o)
+    );
+    stdout(o)
+}
+
+/// The value of the Ciphers line in an emitted drop-in, read back with our parser.
+fn ciphers_of(dropin: &str) -> Vec<String> {
+    let set = ConfigSet::from_text(
+        Path::new("drop-in"),
+        dropin,
+        Flavor::Sshd,
+        Path::new("/nonexistent"),
+    )
+    .unwrap();
+    let value = set
+        .effective("Ciphers")
+        .expect("drop-in sets Ciphers")
+        .value;
+    ListSpec::parse(&value).names().to_vec()
+}
+
+struct Scratch {
+    dir: tempfile::TempDir,
+    key: PathBuf,
+}
+
+impl Scratch {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("hk");
+        assert!(Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(&key)
+            .status()
+            .unwrap()
+            .success());
+        std::fs::create_dir(dir.path().join("sshd_config.d")).unwrap();
+        Self { dir, key }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    /// A main config like Debian's: host key, then the drop-in directory.
+    fn main_config(&self, extra_before: &str) -> PathBuf {
+        let main = self.p("sshd_config");
+        std::fs::write(
+            &main,
+            format!(
+                "HostKey {}\n{extra_before}Include {}/*.conf\nUsePAM no\n",
+                self.key.display(),
+                self.p("sshd_config.d").display()
+            ),
+        )
+        .unwrap();
+        main
+    }
+}
+
+/// `sshd -t` run here directly, independent of the code under test.
+fn sshd_t(dropin: &str) -> (bool, String) {
+    privsep();
+    let s = Scratch::new();
+    std::fs::write(s.p("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
+    let main = s.main_config("");
+    let o = Command::new("sshd")
+        .arg("-t")
+        .arg("-f")
+        .arg(&main)
+        .output()
+        .expect("sshd runs");
+    (o.status.success(), stderr(&o).trim().to_string())
+}
+
+#[test]
+fn every_policy_passes_the_real_sshd_t() {
+    let accepted = sshd_config::catalog::accepted_ciphers(ciphers::OpenSshVersion::new(9, 2));
+    for fx in ["bench-openssh-9.2.json", "bench-legacy-ciphers.json"] {
+        for policy in ["secure", "compatible", "legacy"] {
+            let o = config(&[
+                "--from",
+                fixture(fx).to_str().unwrap(),
+                "--policy",
+                policy,
+                "--server",
+                "--check",
+            ]);
+            let dropin = ok(&o);
+            let err = stderr(&o);
+            assert!(err.contains("check: PASS"), "{fx} {policy}: {err}");
+            let (passed, msg) = sshd_t(&dropin);
+            assert!(passed, "{fx} {policy}: sshd -t said {msg}");
+            println!("{fx} --policy {policy}: sshd -t exit 0, message {msg:?}");
+            let names = ciphers_of(&dropin);
+            assert!(
+                names.iter().all(|n| accepted.contains(&n.as_str())),
+                "{names:?}"
+            );
+            match policy {
+                "secure" => assert!(names.iter().all(|n| !n.ends_with("-cbc")), "{names:?}"),
+                "compatible" => {
+                    assert!(names.contains(&"aes128-cbc".to_string()));
+                    assert!(!names.contains(&"3des-cbc".to_string()));
+                    assert!(
+                        dropin.contains("# aes128-cbc: WARNING: graded weak"),
+                        "{dropin}"
+                    );
+                }
+                _ => {
+                    assert!(names.contains(&"3des-cbc".to_string()));
+                    assert!(
+                        dropin.contains("# 3des-cbc: RISK: graded broken"),
+                        "{dropin}"
+                    );
+                }
+            }
+            if fx == "bench-legacy-ciphers.json" {
+                for gone in ["arcfour", "arcfour256", "blowfish-cbc", "cast128-cbc"] {
+                    assert!(!names.contains(&gone.to_string()));
+                    let why = format!(
+                        "{gone}: the target sshd (OpenSSH 9.2) rejects it: removed in OpenSSH 7.6"
+                    );
+                    assert!(dropin.contains(&format!("#   {why}")), "{policy}: {dropin}");
+                    assert!(err.contains(&format!("dropped {why}")), "{policy}: {err}");
+                }
+                assert!(
+                    err.contains("dropped seed-cbc@ssh.com: no successful measurement"),
+                    "{err}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn order_follows_the_chosen_direction() {
+    let fx = fixture("bench-openssh-9.2.json");
+    let fx = fx.to_str().unwrap();
+    for (dir, first) in [
+        ("upload", "aes128-gcm@openssh.com"),
+        ("download", "aes128-cbc"),
+        ("both", "aes128-gcm@openssh.com"),
+    ] {
+        let out = ok(&config(&[
+            "--from",
+            fx,
+            "--policy",
+            "compatible",
+            "--direction",
+            dir,
+        ]));
+        let server = out.split("# =====").nth(1).unwrap();
+        assert_eq!(ciphers_of(server)[0], first, "{dir}");
+        assert!(
+            out.contains(&format!("Host server.example\n    Ciphers ^{first}\n")),
+            "{out}"
+        );
+        assert!(out.contains(&format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no' SRC/ server.example:DEST/")), "{out}");
+    }
+    // Upload order, fastest first, as measured in the fixture.
+    let dropin = ok(&config(&[
+        "--from",
+        fx,
+        "--direction",
+        "upload",
+        "--server",
+    ]));
+    assert_eq!(
+        ciphers_of(&dropin),
+        [
+            "aes128-gcm@openssh.com",
+            "aes256-gcm@openssh.com",
+            "aes128-ctr",
+            "aes192-ctr",
+            "chacha20-poly1305@openssh.com",
+            "aes256-ctr"
+        ]
+    );
+    assert!(
+        dropin.contains("# sshtune ") && dropin.contains("sshd Ciphers for bench@server.example")
+    );
+    assert!(
+        dropin.contains("#   aes128-gcm@openssh.com         ok     400.0 (388.0-408.0, n=3)"),
+        "{dropin}"
+    );
+}
+
+#[test]
+fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
+    let weak = ok(&config(&[
+        "--from",
+        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        "--server",
+    ]));
+    assert!(
+        weak.contains("# chacha20-poly1305@openssh.com: Terrapin (CVE-2023-48795)"),
+        "{weak}"
+    );
+    let strict = ok(&config(&[
+        "--from",
+        fixture("bench-openssh-9.6-strict.json").to_str().unwrap(),
+        "--server",
+    ]));
+    assert!(!strict.contains("CVE-2023-48795"), "{strict}");
+    assert!(ciphers_of(&strict).contains(&"chacha20-poly1305@openssh.com".to_string()));
+}
+
+#[test]
+fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
+    let fx = fixture("bench-openssh-7.4.json");
+    let fx = fx.to_str().unwrap();
+    let dropin = ok(&config(&["--from", fx, "--policy", "legacy", "--server"]));
+    let names = ciphers_of(&dropin);
+    assert!(
+        names.contains(&"arcfour".to_string()) && names.contains(&"blowfish-cbc".to_string()),
+        "{names:?}"
+    );
+    assert!(dropin.contains("target sshd OpenSSH 7.4"));
+    assert!(dropin.contains("# arcfour: RISK: graded broken"));
+    // The real sshd here is 9.2, not the 7.4 target: --check must say so, in sshd's words.
+    let o = config(&["--from", fx, "--policy", "legacy", "--server", "--check"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("REJECTS the drop-in") && err.contains("Bad SSH2 cipher spec"),
+        "{err}"
+    );
+    // The same results for a 9.2 target drop them.
+    let dropin = ok(&config(&[
+        "--from",
+        fx,
+        "--policy",
+        "legacy",
+        "--server",
+        "--openssh-version",
+        "9.2p1",
+    ]));
+    assert!(!ciphers_of(&dropin).iter().any(|n| n.starts_with("arcfour")));
+}
+
+#[test]
+fn bad_input_gives_one_clear_line() {
+    for (args, want) in [
+        (
+            vec!["--from", "/nonexistent/bench.json"],
+            "reading /nonexistent/bench.json",
+        ),
+        (
+            vec!["--from", fixture("debian-sshd_config").to_str().unwrap()],
+            "is not a sshtune bench report",
+        ),
+        (
+            vec!["--from", fixture("bench-dropbear.json").to_str().unwrap()],
+            "Dropbear",
+        ),
+    ] {
+        let o = config(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+    // Argument errors come from clap, with its usual hint line.
+    let o = config(&[
+        "--from",
+        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        "--openssh-version",
+        "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not an OpenSSH version"));
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn apply_backs_up_writes_and_passes_sshd_t() {
+    let s = Scratch::new();
+    let main = s.main_config("");
+    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
+    let o = config(&[
+        "--from",
+        fixture("bench-legacy-ciphers.json").to_str().unwrap(),
+        "--apply",
+        dropin.to_str().unwrap(),
+        "--sshd-config",
+        main.to_str().unwrap(),
+        "--quiet",
+    ]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("passes") && err.contains("systemctl reload"),
+        "{err}"
+    );
+    let written = std::fs::read_to_string(&dropin).unwrap();
+    assert_eq!(ciphers_of(&written)[0], "aes128-gcm@openssh.com");
+    let files = files_in(&s.p("sshd_config.d"));
+    assert_eq!(files.len(), 2, "{files:?}");
+    let backup = files
+        .iter()
+        .find(|f| f.contains(".sshtune-backup-"))
+        .expect("backup kept");
+    assert_eq!(
+        std::fs::read_to_string(s.p("sshd_config.d").join(backup)).unwrap(),
+        "# older settings\nCiphers aes256-ctr\n"
+    );
+    let st = Command::new("sshd")
+        .arg("-t")
+        .arg("-f")
+        .arg(&main)
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn apply_rolls_back_when_sshd_rejects_the_result() {
+    let s = Scratch::new();
+    let main = s.main_config("");
+    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let old = "Ciphers aes256-ctr # keep me\n";
+    std::fs::write(&dropin, old).unwrap();
+    // Results claimed for an OpenSSH 7.4 target yield arcfour & co, which this 9.2 sshd refuses.
+    let args = |d: &Path| {
+        vec![
+            "--from".to_string(),
+            fixture("bench-openssh-7.4.json").display().to_string(),
+            "--policy".into(),
+            "legacy".into(),
+            "--apply".into(),
+            d.display().to_string(),
+            "--sshd-config".into(),
+            main.display().to_string(),
+        ]
+    };
+    let a = args(&dropin);
+    let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("Bad SSH2 cipher spec") && err.contains("rolled back"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&dropin).unwrap(), old);
+    assert_eq!(files_in(&s.p("sshd_config.d")), ["50-sshtune.conf"]);
+
+    // With nothing there before, rolling back means removing it again.
+    let fresh = s.p("sshd_config.d/60-new.conf");
+    let a = args(&fresh);
+    let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!o.status.success());
+    assert!(!fresh.exists());
+    let st = Command::new("sshd")
+        .arg("-t")
+        .arg("-f")
+        .arg(&main)
+        .status()
+        .unwrap();
+    assert!(st.success(), "the config is left as sshd accepted it");
+}
+
+#[test]
+fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
+    let s = Scratch::new();
+    let main = s.main_config("");
+    let stray = s.p("stray.conf");
+    let fx = fixture("bench-openssh-9.2.json");
+    let o = config(&[
+        "--from",
+        fx.to_str().unwrap(),
+        "--apply",
+        stray.to_str().unwrap(),
+        "--sshd-config",
+        main.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("does not Include"), "{}", stderr(&o));
+    assert!(!stray.exists());
+
+    let broken = s.p("broken_config");
+    std::fs::write(
+        &broken,
+        format!("HostKey {}\nCiphers arcfour\n", s.key.display()),
+    )
+    .unwrap();
+    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let o = config(&[
+        "--from",
+        fx.to_str().unwrap(),
+        "--apply",
+        dropin.to_str().unwrap(),
+        "--sshd-config",
+        broken.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("already rejected by sshd"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dropin.exists());
+}
+
+#[test]
+fn apply_explains_when_an_earlier_line_decides_ciphers() {
+    let s = Scratch::new();
+    let main = s.main_config("Ciphers aes256-ctr\n");
+    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let o = config(&[
+        "--from",
+        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        "--apply",
+        dropin.to_str().unwrap(),
+        "--sshd-config",
+        main.to_str().unwrap(),
+    ]);
+    ok(&o);
+    let err = stderr(&o);
+    assert!(
+        err.contains("decided earlier")
+            && err.contains("sshd_config line 2")
+            && err.contains("effective Ciphers is aes256-ctr"),
+        "{err}"
+    );
+}
+
+#[test]
+fn live_host_runs_the_bench_first() {
+    privsep();
+    let server = sshtune::embedded::EmbeddedSshd::start("").expect("embedded sshd starts");
+    let mut args: Vec<String> = vec!["config".into(), "--host".into(), "127.0.0.1".into()];
+    args.extend(server.target.options.iter().cloned());
+    args.extend(
+        [
+            "--ciphers",
+            "aes128-ctr,aes128-gcm@openssh.com",
+            "--size",
+            "4M",
+            "--check",
+            "--quiet",
+            "--client-host",
+            "loop",
+        ]
+        .map(String::from),
+    );
+    let o = output(sshtune().args(&args));
+    let out = ok(&o);
+    assert!(stderr(&o).contains("check: PASS"), "{}", stderr(&o));
+    assert!(out.contains("Host loop\n    Ciphers ^aes128-"), "{out}");
+    let server_part = out.split("# =====").nth(1).unwrap();
+    let mut names = ciphers_of(server_part);
+    names.sort();
+    assert_eq!(names, ["aes128-ctr", "aes128-gcm@openssh.com"]);
+    assert!(server_part.contains("n=3"), "{server_part}");
+}
