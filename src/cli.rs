@@ -23,6 +23,8 @@ pub enum Command {
     /// Turn bench results into an sshd_config drop-in, a client Host block and an rsync line
     /// that the target sshd accepts, fastest cipher first.
     Config(ConfigArgs),
+    /// Raw cost of each SSH cipher and MAC on this CPU, next to `openssl speed` of the same primitive.
+    Speed(SpeedArgs),
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -226,9 +228,70 @@ pub struct ConfigArgs {
     pub quiet: bool,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CryptoChoice {
+    Openssl,
+    Rust,
+    Both,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SpeedRows {
+    /// Each cipher alone (AEADs seal whole SSH packets).
+    Cipher,
+    /// Each MAC alone.
+    Mac,
+    /// Cipher + MAC sealing SSH packets.
+    Pair,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SpeedArgs {
+    /// Ciphers to time (comma-separated SSH names). Default: every cipher in the catalog.
+    #[arg(long, value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+    /// MACs to time alone and to pair with each non-AEAD cipher. Default: every MAC alone,
+    /// pairs with umac-64-etm@openssh.com (OpenSSH's first choice).
+    #[arg(long, value_delimiter = ',')]
+    pub macs: Vec<String>,
+    /// Which kinds of rows to measure (comma-separated). Default: all.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub rows: Vec<SpeedRows>,
+    /// Crypto backend(s) to time.
+    #[arg(long, value_enum, default_value_t = CryptoChoice::Both)]
+    pub crypto: CryptoChoice,
+    /// CPU seconds each sample lasts at least (openssl speed runs whole seconds).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_min_time)]
+    pub min_time: f64,
+    /// Timed samples per row; the report shows their median and range.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=100))]
+    pub samples: u32,
+    /// Skip the `openssl speed` reference column.
+    #[arg(long)]
+    pub no_reference: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 pub fn parse_openssh_version(s: &str) -> Result<ciphers::OpenSshVersion, String> {
     ciphers::OpenSshVersion::parse(s)
         .ok_or_else(|| format!("not an OpenSSH version: {s:?} (expected e.g. 9.2 or 7.4p1)"))
+}
+
+fn parse_min_time(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
+    if !(0.001..=600.0).contains(&v) {
+        return Err("--min-time must be between 0.001 and 600 seconds".into());
+    }
+    Ok(v)
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

@@ -14,6 +14,7 @@ pub mod probe;
 pub mod process;
 pub mod report;
 pub mod serve;
+pub mod speed;
 pub mod sysinfo;
 pub mod target;
 pub mod transport;

@@ -10,6 +10,7 @@ fn main() -> ExitCode {
         Command::Probe(args) => sshtune::cmd::probe::run(args),
         Command::Serve(args) => sshtune::cmd::serve::run(args),
         Command::Config(args) => sshtune::cmd::config::run(args),
+        Command::Speed(args) => sshtune::cmd::speed::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

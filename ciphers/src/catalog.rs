@@ -219,9 +219,23 @@ pub struct MacSpec {
     pub openssh_added: Option<V>,
     pub openssh_removed: Option<V>,
     pub dropbear: bool,
+    /// The backend used unless the caller overrides it (see `CipherSpec::default_backend`).
+    pub default_backend: Backend,
 }
 
 impl MacSpec {
+    /// The digest name `openssl speed -hmac` takes for the same HMAC; `None` for UMAC, which
+    /// libcrypto does not implement.
+    pub fn openssl_digest(&self) -> Option<&'static str> {
+        match self.family {
+            "sha2-256" => Some("sha256"),
+            "sha2-512" => Some("sha512"),
+            "sha1" => Some("sha1"),
+            "md5" => Some("md5"),
+            _ => None,
+        }
+    }
+
     pub fn accepted_by(&self, version: V) -> bool {
         match self.openssh_added {
             None => false,
@@ -246,6 +260,7 @@ macro_rules! mac {
             openssh_added: $added,
             openssh_removed: None,
             dropbear: $dropbear,
+            default_backend: Backend::Openssl,
         }
     };
 }

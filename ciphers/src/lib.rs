@@ -12,11 +12,12 @@ pub mod error;
 pub mod grade;
 mod imp;
 pub mod packet;
+pub mod raw;
 pub mod version;
 
 pub use backend::Backend;
 pub use catalog::{cipher, mac, CipherKind, CipherSpec, MacSpec, Primitive, CIPHERS, MACS};
 pub use error::Error;
 pub use grade::Grade;
-pub use packet::{DirectionKeys, Framing, OpeningKey, SealingKey, MAX_PACKET_LEN};
+pub use packet::{DirectionKeys, Framing, OpeningKey, SealingKey, HEADER_LEN, MAX_PACKET_LEN};
 pub use version::OpenSshVersion;

@@ -15,6 +15,33 @@
 //! ([`OpeningKey::decrypt_length`]) and then opens it. Both backends share this framing code,
 //! so they cannot disagree about the wire format.
 //!
+//! ```
+//! use ciphers::{Backend, DirectionKeys, OpeningKey, SealingKey};
+//! # fn main() -> Result<(), ciphers::Error> {
+//! let (key, iv, mac_key) = ([1u8; 32], [2u8; 16], [3u8; 32]);
+//! let keys = DirectionKeys {
+//!     cipher: "aes256-ctr",
+//!     mac: Some("hmac-sha2-256-etm@openssh.com"),
+//!     key: &key,
+//!     iv: &iv,
+//!     mac_key: &mac_key,
+//! };
+//! // `None` picks each algorithm's default backend from the catalog.
+//! let mut tx = SealingKey::new(&keys, None)?;
+//! let mut rx = OpeningKey::new(&keys, Some(Backend::Rust))?;
+//!
+//! let mut wire = Vec::new();
+//! tx.seal(0, b"\x5eSSH_MSG_CHANNEL_DATA...", &mut wire)?;
+//!
+//! // Reader side: the first bytes tell how much more to read.
+//! let n = rx.length_bytes();
+//! let total = rx.decrypt_length(0, &mut wire[..n])?;
+//! assert_eq!(total, wire.len());
+//! let payload = rx.open(0, &mut wire)?;
+//! assert_eq!(&wire[payload], b"\x5eSSH_MSG_CHANNEL_DATA...");
+//! # Ok(()) }
+//! ```
+//!
 //! Sequence numbers are the caller's: they count every packet of the direction since the
 //! connection started (not reset by rekeying, except with strict KEX), which only the
 //! transport knows.
@@ -28,6 +55,9 @@ use std::ops::Range;
 /// The largest `packet_length` accepted, as OpenSSH's PACKET_MAX_SIZE (256 KiB): RFC 4253
 /// asks for at least 35000, and refusing more bounds what a peer can make us buffer.
 pub const MAX_PACKET_LEN: usize = 256 * 1024;
+
+/// `packet_length` (4) and `padding_length` (1) precede the payload.
+pub const HEADER_LEN: usize = 5;
 
 /// RFC 4253 §6: at least four bytes of padding.
 const MIN_PADDING: usize = 4;
@@ -93,10 +123,10 @@ fn take<'a>(
 }
 
 impl Direction {
-    fn new(keys: &DirectionKeys, backend: Option<Backend>, encrypt: bool) -> Result<Self> {
+    fn new(keys: &DirectionKeys, backend_override: Option<Backend>, encrypt: bool) -> Result<Self> {
         let cipher =
             catalog::cipher(keys.cipher).ok_or_else(|| Error::UnknownCipher(keys.cipher.into()))?;
-        let backend = backend.unwrap_or(cipher.default_backend);
+        let backend = backend_override.unwrap_or(cipher.default_backend);
         let key = take("encryption", cipher.name, keys.key, cipher.key_len)?;
         let iv = take("IV", cipher.name, keys.iv, cipher.iv_len)?;
         let block_len = cipher.block_len.max(8);
@@ -126,7 +156,8 @@ impl Direction {
         let (mac_impl, etm, tag_len) = match mac {
             Some(m) => {
                 let mk = take("integrity", m.name, keys.mac_key, m.key_len)?;
-                (Some(imp::mac(m, backend, mk)?), m.etm, m.tag_len)
+                let mac_backend = backend_override.unwrap_or(m.default_backend);
+                (Some(imp::mac(m, mac_backend, mk)?), m.etm, m.tag_len)
             }
             None => (None, false, 0),
         };
@@ -149,9 +180,9 @@ impl Direction {
         })
     }
 
-    /// Padding for a payload: at least four bytes, the encrypted part (the whole packet, or
-    /// all but the length when it is in clear) a multiple of the block, and the packet at
-    /// least 16 bytes long (RFC 4253 §6).
+    /// Padding for a payload: at least four bytes, the padded run (the whole packet, or all
+    /// but the length field for EtM and the AEADs, as OpenSSH counts it) a multiple of the
+    /// block, and the packet at least 16 bytes long (RFC 4253 §6).
     fn padding_len(&self, payload_len: usize) -> usize {
         let bs = self.framing.block_len;
         let unpadded = 4 + 1 + payload_len - self.aad_len;
@@ -198,22 +229,40 @@ impl SealingKey {
     }
 
     /// Frames `payload` (length, padding length, payload, random padding), seals it and
-    /// appends the wire bytes, tag included, to `out`.
+    /// appends the wire bytes, tag included, to `out`. Copies the payload once; a transport
+    /// that builds payloads in its own buffer avoids that with [`frame`](Self::frame).
     pub fn seal(&mut self, seq: u32, payload: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        let pad = self.padding_len(payload.len());
         let start = out.len();
-        let packet_len = 1 + payload.len() + pad;
-        out.reserve(4 + packet_len + self.d.framing.tag_len);
-        out.extend_from_slice(&(packet_len as u32).to_be_bytes());
-        out.push(pad as u8);
+        out.reserve(HEADER_LEN + payload.len() + 2 * self.d.framing.block_len + 64);
+        out.extend_from_slice(&[0u8; HEADER_LEN]);
         out.extend_from_slice(payload);
+        self.frame(out, start)?;
+        self.seal_in_place(seq, &mut out[start..])
+    }
+
+    /// Completes a packet whose payload was written in place: `out[start..]` holds
+    /// [`HEADER_LEN`] bytes of room followed by the payload. Fills in the length and padding
+    /// length, appends random padding and room for the tag; then call
+    /// [`seal_in_place`](Self::seal_in_place) on `out[start..]`.
+    pub fn frame(&self, out: &mut Vec<u8>, start: usize) -> Result<()> {
+        let payload_len = out
+            .len()
+            .checked_sub(start + HEADER_LEN)
+            .ok_or(Error::BadLength(out.len()))?;
+        let pad = self.padding_len(payload_len);
+        let packet_len = 1 + payload_len + pad;
+        if packet_len > MAX_PACKET_LEN {
+            return Err(Error::BadLength(packet_len));
+        }
+        out[start..start + 4].copy_from_slice(&(packet_len as u32).to_be_bytes());
+        out[start + 4] = pad as u8;
         let pad_start = out.len();
         out.resize(pad_start + pad, 0);
         // RFC 4253 wants random padding; libcrypto's RNG is fast and fork-safe.
         openssl::rand::rand_bytes(&mut out[pad_start..])
             .map_err(|e| Error::openssl("random padding", e))?;
         out.resize(out.len() + self.d.framing.tag_len, 0);
-        self.seal_in_place(seq, &mut out[start..])
+        Ok(())
     }
 
     /// Seals an already framed packet: `buf` is `length || padding length || payload ||
@@ -370,4 +419,58 @@ impl OpeningKey {
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     use subtle::ConstantTimeEq;
     a.len() == b.len() && bool::from(a.ct_eq(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{CIPHERS, MACS};
+
+    fn assert_send<T: Send>() {}
+
+    #[test]
+    fn keys_can_move_to_another_thread() {
+        // The transport may run each direction on its own task.
+        assert_send::<SealingKey>();
+        assert_send::<OpeningKey>();
+    }
+
+    #[test]
+    fn padding_follows_rfc4253_for_every_framing() {
+        for c in CIPHERS {
+            let macs: Vec<Option<&str>> = if c.is_aead() {
+                vec![None]
+            } else {
+                MACS.iter().map(|m| Some(m.name)).collect()
+            };
+            for m in macs {
+                let key = vec![7u8; 64];
+                let keys = DirectionKeys {
+                    cipher: c.name,
+                    mac: m,
+                    key: &key,
+                    iv: &key,
+                    mac_key: &key,
+                };
+                let s = SealingKey::new(&keys, Some(Backend::Rust)).unwrap();
+                let f = s.framing();
+                let aad = if f.length_in_clear || c.is_aead() {
+                    4
+                } else {
+                    0
+                };
+                for len in 0..300 {
+                    let pad = s.padding_len(len);
+                    assert!((4..=255).contains(&pad), "{} {len}: {pad}", c.name);
+                    assert_eq!(
+                        (4 + 1 + len + pad - aad) % f.block_len,
+                        0,
+                        "{} {len}",
+                        c.name
+                    );
+                    assert!(4 + 1 + len + pad >= 16);
+                }
+            }
+        }
+    }
 }

@@ -5,3 +5,4 @@ pub mod bench_native;
 pub mod config;
 pub mod probe;
 pub mod serve;
+pub mod speed;

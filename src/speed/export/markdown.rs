@@ -1,0 +1,30 @@
+use super::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what, Exporter};
+use crate::speed::model::SpeedReport;
+
+pub struct Markdown;
+
+impl Exporter for Markdown {
+    fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
+        let mut out = String::from(
+            "| kind | algorithm | grade | backend | MiB/s | openssl speed MiB/s | ratio |\n\
+             |---|---|---|---|---:|---:|---:|\n",
+        );
+        for r in &report.rows {
+            out.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                r.kind,
+                what(r),
+                r.grade,
+                backend_cell(r),
+                rate_cell(r).replace('|', "\\|"),
+                reference_cell(r),
+                ratio_cell(r),
+            ));
+        }
+        out.push('\n');
+        for f in footer(report) {
+            out.push_str(&format!("{f}  \n"));
+        }
+        Ok(out)
+    }
+}

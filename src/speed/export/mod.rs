@@ -1,0 +1,93 @@
+//! Presentation of speed results. Every format renders the same `SpeedReport`; none of them
+//! computes anything new.
+
+mod csv;
+mod json;
+mod markdown;
+mod table;
+
+use super::model::{SpeedReport, SpeedRow};
+use crate::report::Format;
+
+pub trait Exporter {
+    fn render(&self, report: &SpeedReport) -> anyhow::Result<String>;
+}
+
+pub fn exporter(format: Format) -> Box<dyn Exporter> {
+    match format {
+        Format::Table => Box::new(table::Table),
+        Format::Json => Box::new(json::Json),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Markdown => Box::new(markdown::Markdown),
+    }
+}
+
+/// `cipher`, `mac` or `cipher + mac`.
+pub(crate) fn what(r: &SpeedRow) -> String {
+    match (&r.cipher, &r.mac) {
+        (Some(c), Some(m)) => format!("{c} + {m}"),
+        (Some(c), None) => c.clone(),
+        (None, Some(m)) => m.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+/// `openssl*`: the star marks the catalog's default backend.
+pub(crate) fn backend_cell(r: &SpeedRow) -> String {
+    format!("{}{}", r.backend, if r.default_backend { "*" } else { "" })
+}
+
+/// `4583.2 (4501.0–4601.9)`, or the error.
+pub(crate) fn rate_cell(r: &SpeedRow) -> String {
+    match (&r.stats, &r.error) {
+        (Some(s), _) => format!(
+            "{:.1} ({:.1}–{:.1})",
+            s.median_mib_s, s.min_mib_s, s.max_mib_s
+        ),
+        (None, Some(e)) => format!("error: {e}"),
+        (None, None) => "n/a".into(),
+    }
+}
+
+pub(crate) fn reference_cell(r: &SpeedRow) -> String {
+    match &r.reference {
+        Some(x) => format!(
+            "{:.1} ({:.1}–{:.1})",
+            x.stats.median_mib_s, x.stats.min_mib_s, x.stats.max_mib_s
+        ),
+        None => "-".into(),
+    }
+}
+
+pub(crate) fn ratio_cell(r: &SpeedRow) -> String {
+    r.ratio.map_or("-".into(), |x| format!("{x:.2}×"))
+}
+
+pub(crate) fn footer(report: &SpeedReport) -> Vec<String> {
+    let s = &report.settings;
+    let mut out = vec![format!(
+        "MiB/s per CPU-second of one thread: median (min–max) of {} samples of ≥{} s, {} KiB per call; * = default backend.",
+        s.samples,
+        s.min_time_s,
+        s.packet_bytes / 1024
+    )];
+    match (&report.openssl.version, &report.openssl.note) {
+        (_, Some(note)) => out.push(format!("Reference: {note}.")),
+        (Some(v), None) => out.push(format!(
+            "Reference: `openssl speed -evp`/`-hmac` of the same primitive, same run ({v}); ratio = ours / openssl."
+        )),
+        (None, None) => {}
+    }
+    let mut notes: Vec<String> = Vec::new();
+    for r in &report.rows {
+        if let Some(n) = &r.reference_note {
+            let line = format!("{}: {n}", what(r));
+            if r.reference.is_none() && !notes.contains(&line) && report.openssl.note.is_none() {
+                notes.push(line);
+            }
+        }
+    }
+    out.extend(notes.into_iter().map(|n| format!("No reference for {n}.")));
+    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}

@@ -1,0 +1,46 @@
+use super::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what, Exporter};
+use crate::speed::model::SpeedReport;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Ct};
+
+pub struct Table;
+
+impl Exporter for Table {
+    fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
+        let mut t = Ct::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_header([
+            "kind",
+            "algorithm",
+            "grade",
+            "backend",
+            "MiB/s",
+            "openssl speed MiB/s",
+            "ratio",
+        ]);
+        for r in &report.rows {
+            t.add_row([
+                r.kind.to_string(),
+                what(r),
+                r.grade.clone(),
+                backend_cell(r),
+                rate_cell(r),
+                reference_cell(r),
+                ratio_cell(r),
+            ]);
+        }
+        let mut out = format!(
+            "sshtune speed: {}\n{t}\n",
+            report
+                .machine
+                .cpu_model
+                .as_deref()
+                .unwrap_or("CPU model unknown")
+        );
+        for f in footer(report) {
+            out.push_str(&f);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,72 @@
+//! The timing loop: adaptive duration, CPU-time clock, several samples per row.
+//!
+//! Seconds are the measuring thread's CPU time (user + system), because `openssl speed`
+//! counts user CPU time too: a ratio of the two stays meaningful on a busy machine, where
+//! wall-clock throughput would mostly measure the neighbours. The share of a core the thread
+//! actually got is recorded next to each row.
+
+use super::subject::{Op, PACKET_BYTES};
+use crate::process;
+use anyhow::{Context, Result};
+use nix::sys::resource::{getrusage, UsageWho};
+use std::time::{Duration, Instant};
+
+/// How long to run untimed first, so caches, key schedules and CPU frequency settle.
+const WARMUP: Duration = Duration::from_millis(100);
+
+/// One timed sample.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub bytes: u64,
+    pub cpu_s: f64,
+    pub wall_s: f64,
+}
+
+impl Sample {
+    pub fn mib_s(&self) -> f64 {
+        self.bytes as f64 / self.cpu_s / (1024.0 * 1024.0)
+    }
+    pub fn cpu_share(&self) -> f64 {
+        self.cpu_s / self.wall_s
+    }
+}
+
+fn thread_cpu_seconds() -> Result<f64> {
+    let u = getrusage(UsageWho::RUSAGE_THREAD).context("reading this thread's CPU time")?;
+    let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 * 1e-6;
+    Ok(t(u.user_time()) + t(u.system_time()))
+}
+
+/// Runs `op` until the thread has spent at least `min_time` seconds of CPU in it. The CPU
+/// clock is a system call, so it is read only once the wall clock says the time could be up.
+fn sample(op: &mut Op, min_time: f64) -> Result<Sample> {
+    let (c0, w0) = (thread_cpu_seconds()?, Instant::now());
+    let mut ops: u64 = 0;
+    let mut next_check = Duration::from_secs_f64(min_time);
+    loop {
+        op()?;
+        ops += 1;
+        let wall = w0.elapsed();
+        if wall >= next_check {
+            let cpu = thread_cpu_seconds()? - c0;
+            if cpu >= min_time {
+                return Ok(Sample {
+                    bytes: ops * PACKET_BYTES as u64,
+                    cpu_s: cpu,
+                    wall_s: wall.as_secs_f64(),
+                });
+            }
+            process::check_interrupted()?;
+            next_check = wall + Duration::from_secs_f64((min_time - cpu).max(0.01));
+        }
+    }
+}
+
+/// Warm-up, then `samples` timed samples.
+pub fn run(op: &mut Op, min_time: f64, samples: u32) -> Result<Vec<Sample>> {
+    let w = Instant::now();
+    while w.elapsed() < WARMUP {
+        op()?;
+    }
+    (0..samples).map(|_| sample(op, min_time)).collect()
+}
