@@ -180,6 +180,7 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
 fn is_idle(e: &Error) -> bool {
     let io = match e {
         Error::Io(io) => io,
+        Error::Ident(crate::wire::ident::IdentError::Timeout) => return true,
         Error::Ident(crate::wire::ident::IdentError::Io(io)) => io,
         _ => return false,
     };
