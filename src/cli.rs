@@ -18,6 +18,8 @@ pub enum Command {
     Bench(BenchArgs),
     /// Read a server's banner and offered algorithms without logging in.
     Probe(ProbeArgs),
+    /// Run the native SSH server (built-in benchmark commands only, never a shell).
+    Serve(ServeArgs),
     /// Turn bench results into an sshd_config drop-in, a client Host block and an rsync line
     /// that the target sshd accepts, fastest cipher first.
     Config(ConfigArgs),
@@ -43,6 +45,18 @@ pub struct SshArgs {
     /// Extra ssh option, repeatable (ssh -o), e.g. -o ProxyJump=gw.
     #[arg(short = 'o', long = "ssh-option")]
     pub option: Vec<String>,
+}
+
+impl BenchArgs {
+    /// The engine to run, after the defaults described on `--engine`.
+    pub fn engine(&self) -> Engine {
+        match (self.engine, &self.host) {
+            (Some(e), _) => e,
+            (None, Some(_)) => Engine::Openssh,
+            (None, None) if crate::process::find_program("sshd").is_some() => Engine::Both,
+            (None, None) => Engine::Native,
+        }
+    }
 }
 
 impl SshArgs {
@@ -78,6 +92,10 @@ pub enum Directions {
 pub enum Engine {
     /// The system `ssh` client against the server's sshd.
     Openssh,
+    /// sshtune's own SSH client (against `sshtune serve`, or any sshd with a shell).
+    Native,
+    /// Both engines, rows side by side.
+    Both,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -107,8 +125,13 @@ pub struct BenchArgs {
     pub min_duration: f64,
     #[arg(long, value_enum, default_value_t = Directions::Both)]
     pub direction: Directions,
-    #[arg(long, value_enum, default_value_t = Engine::Openssh)]
-    pub engine: Engine,
+    /// Which SSH implementation carries the transfers. Default: `openssh` for a HOST; with no
+    /// HOST, `both` when an OpenSSH sshd is installed, else `native` alone.
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
+    /// known_hosts file the native engine checks the server's key against (default ~/.ssh/known_hosts).
+    #[arg(long)]
+    pub known_hosts: Option<PathBuf>,
     /// Raw-TCP ceiling of the path in MiB/s, measured elsewhere (e.g. iperf3), for the network verdict.
     #[arg(long)]
     pub ceiling: Option<f64>,
@@ -137,6 +160,31 @@ pub struct ProbeArgs {
     /// Seconds to wait for the server at each step.
     #[arg(long, default_value_t = 10)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on. Anything but loopback exposes the server (a warning is printed).
+    #[arg(long, default_value = "127.0.0.1:2222")]
+    pub listen: std::net::SocketAddr,
+    /// Public keys allowed to log in. Default: ~/.ssh/authorized_keys.
+    #[arg(long)]
+    pub authorized_keys: Option<PathBuf>,
+    /// Host key (OpenSSH ed25519 format); created on first use. Default: in the user's state dir.
+    #[arg(long)]
+    pub host_key: Option<PathBuf>,
+    /// Connections served at once; more are refused.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub max_sessions: u32,
+    /// Seconds a connection may stay silent before it is dropped.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    pub idle_timeout: u64,
+    /// Also offer insecure legacy ciphers (arcfour*, blowfish-cbc, cast128-cbc, 3des-cbc, none).
+    #[arg(long)]
+    pub allow_legacy: bool,
+    /// Rekey after this much data in one direction (e.g. 1M), below the cipher's own limit.
+    #[arg(long, value_parser = parse_size)]
+    pub rekey_limit: Option<u64>,
 }
 
 #[derive(Debug, Clone, Args)]

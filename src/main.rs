@@ -8,6 +8,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => sshtune::cmd::bench::run(args),
         Command::Probe(args) => sshtune::cmd::probe::run(args),
+        Command::Serve(args) => sshtune::cmd::serve::run(args),
         Command::Config(args) => sshtune::cmd::config::run(args),
         Command::Speed(args) => sshtune::cmd::speed::run(args),
     };

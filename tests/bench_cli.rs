@@ -59,8 +59,12 @@ fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
         for dir in ["upload", "download"] {
             let row = results
                 .iter()
-                .find(|r| r["cipher"] == cipher.as_str() && r["direction"] == dir)
-                .unwrap_or_else(|| panic!("no {cipher} {dir} row"));
+                .find(|r| {
+                    r["engine"] == "openssh"
+                        && r["cipher"] == cipher.as_str()
+                        && r["direction"] == dir
+                })
+                .unwrap_or_else(|| panic!("no openssh {cipher} {dir} row"));
             assert!(row["error"].is_null(), "{cipher} {dir}: {}", row["error"]);
             assert_eq!(row["engine"], "openssh");
             assert_eq!(row["bytes"], 16 << 20);
@@ -92,6 +96,30 @@ fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
         }
     }
     assert!(busy_server, "the session sshd's CPU was seen at least once");
+    // With sshd installed, the embedded default also runs the native engine, legacy ciphers
+    // included (measured, graded, never recommended).
+    assert_eq!(
+        v["settings"]["engines"],
+        serde_json::json!(["openssh", "native"])
+    );
+    for spec in ciphers::CIPHERS.iter().filter(|c| c.name != "none") {
+        for dir in ["upload", "download"] {
+            let row = results
+                .iter()
+                .find(|r| {
+                    r["engine"] == "native" && r["cipher"] == spec.name && r["direction"] == dir
+                })
+                .unwrap_or_else(|| panic!("no native {} {dir} row", spec.name));
+            assert!(
+                row["error"].is_null(),
+                "native {} {dir}: {}",
+                spec.name,
+                row["error"]
+            );
+            assert_eq!(row["samples"].as_array().unwrap().len(), 3);
+            assert_eq!(row["grade"], spec.grade.as_str());
+        }
+    }
     assert!(v["ceiling"]["mib_s"].as_f64().unwrap() > 0.0);
 }
 

@@ -4,7 +4,7 @@ use crate::bench::model::{
 };
 use crate::bench::openssh::OpenSsh;
 use crate::bench::run::{self, Plan, Progress};
-use crate::cli::{BenchArgs, Directions};
+use crate::cli::{BenchArgs, Directions, Engine};
 use crate::embedded::EmbeddedSshd;
 use crate::probe::probe;
 use crate::report::{self, Format};
@@ -52,6 +52,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
 /// this too).
 pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     process::install_signal_handlers()?;
+    if args.engine() == Engine::Native {
+        return measure_native_only(args);
+    }
     let started = chrono::Local::now().to_rfc3339();
     let mut warnings = Vec::new();
     // Keep the embedded server alive for the whole run; dropping it cleans up.
@@ -167,8 +170,12 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
     };
     let progress = StderrProgress::new(args.quiet);
-    let results = run::run(&mut exec, &plan, ctx, &progress)?;
+    let mut results = run::run(&mut exec, &plan, ctx, &progress)?;
     drop(embedded);
+    if args.engine() == Engine::Both {
+        progress.finish();
+        results.extend(super::bench_native::rows(args, &plan, ctx)?);
+    }
 
     let short = results
         .iter()
@@ -216,7 +223,10 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             cpu_quota_cores: None,
         },
         settings: Settings {
-            engines: vec!["openssh".into()],
+            engines: match args.engine() {
+                Engine::Both => vec!["openssh".into(), "native".into()],
+                _ => vec!["openssh".into()],
+            },
             repeat: args.repeat,
             warmup: args.warmup,
             fixed_size_bytes: args.size,
@@ -229,7 +239,70 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     Ok(report)
 }
 
-fn is_loopback(host: &str) -> bool {
+/// The native engine alone needs no ssh, sshd or probe of an OpenSSH server.
+fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
+    let directions = match args.direction {
+        Directions::Upload => vec![Direction::Upload],
+        Directions::Download => vec![Direction::Download],
+        Directions::Both => vec![Direction::Upload, Direction::Download],
+    };
+    let ceiling = match args.ceiling {
+        Some(c) => Some(model::Ceiling {
+            mib_s: c,
+            method: "user-supplied".into(),
+        }),
+        None if args.host.is_none() => {
+            let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
+                .context("measuring the loopback TCP ceiling")?;
+            Some(model::Ceiling {
+                mib_s: m,
+                method: format!("loopback TCP, median of 3 ({lo:.0}–{hi:.0})"),
+            })
+        }
+        None => None,
+    };
+    let plan = Plan {
+        pairs: Vec::new(),
+        directions,
+        repeat: args.repeat,
+        warmup: args.warmup,
+        fixed_size: args.size,
+        initial_size: args.size.unwrap_or(INITIAL_SIZE),
+        min_duration_s: args.min_duration,
+    };
+    let ctx = run::Context {
+        client_quota_cores: cgroup::quota_cores("self"),
+        ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
+    };
+    let mut report = super::bench_native::measure(args, plan, ctx)?;
+    if ceiling.is_some() {
+        report.ceiling = ceiling;
+    }
+    if report.ceiling.is_none() {
+        report.warnings.push(
+            "raw-TCP ceiling unknown: pass --ceiling MIB/s (e.g. measured with iperf3) so a \
+             network-bound row can be recognised"
+                .into(),
+        );
+    }
+    if args.host.is_none() {
+        report.warnings.push(
+            "client and server share this machine's CPUs: good for ranking ciphers, not for \
+             absolute figures of a remote link"
+                .into(),
+        );
+        if args.engine.is_none() {
+            report.warnings.push(
+                "no OpenSSH server (sshd) found, so only the native engine was measured: install \
+                 openssh-server to compare with OpenSSH in the same run"
+                    .into(),
+            );
+        }
+    }
+    Ok(report)
+}
+
+pub(crate) fn is_loopback(host: &str) -> bool {
     host == "localhost"
         || host
             .parse::<std::net::IpAddr>()
@@ -237,13 +310,13 @@ fn is_loopback(host: &str) -> bool {
 }
 
 /// A bar on a terminal; one plain line per finished row otherwise (CI logs, pipes).
-struct StderrProgress {
+pub(crate) struct StderrProgress {
     bar: Option<indicatif::ProgressBar>,
     quiet: bool,
 }
 
 impl StderrProgress {
-    fn new(quiet: bool) -> Self {
+    pub(crate) fn new(quiet: bool) -> Self {
         let bar = (!quiet && std::io::stderr().is_terminal()).then(|| {
             let b = indicatif::ProgressBar::new(0);
             b.set_style(

@@ -1,6 +1,8 @@
 //! One module per subcommand: turn validated arguments into working objects, run, present.
 
 pub mod bench;
+pub mod bench_native;
 pub mod config;
 pub mod probe;
+pub mod serve;
 pub mod speed;

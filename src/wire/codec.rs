@@ -13,6 +13,8 @@ pub enum DecodeError {
     Trailing(usize),
     #[error("name-list contains an empty or non-printable name")]
     BadNameList,
+    #[error("{0}")]
+    Unexpected(&'static str),
 }
 
 /// A cursor over a received message. Every read checks the remaining length first.

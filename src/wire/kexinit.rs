@@ -25,8 +25,9 @@ impl KexInit {
     /// Decodes a whole payload, including the message number.
     pub fn decode(payload: &[u8]) -> Result<Self, DecodeError> {
         let mut r = Reader::new(payload);
-        let num = r.u8("message number")?;
-        debug_assert_eq!(num, msg::KEXINIT);
+        if r.u8("message number")? != msg::KEXINIT {
+            return Err(DecodeError::Unexpected("not a KEXINIT message"));
+        }
         let mut cookie = [0u8; 16];
         cookie.copy_from_slice(r.take(16, "cookie")?);
         let k = Self {
@@ -102,6 +103,13 @@ mod tests {
         let k = sample();
         assert_eq!(KexInit::decode(&k.encode()).unwrap(), k);
         assert!(k.server_strict_kex());
+    }
+
+    #[test]
+    fn other_messages_are_rejected() {
+        let mut bytes = sample().encode();
+        bytes[0] = msg::IGNORE;
+        assert!(KexInit::decode(&bytes).is_err());
     }
 
     #[test]

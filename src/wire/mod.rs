@@ -8,3 +8,4 @@ pub mod msg;
 pub mod plain;
 
 pub use codec::{DecodeError, Reader, Writer};
+pub mod numbers;

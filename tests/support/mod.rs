@@ -1,6 +1,8 @@
 //! Fixtures shared by the integration tests. Each area adds its own submodule file here.
 #![allow(dead_code)]
 
+pub mod native;
+
 use std::process::{Command, Output};
 
 /// The `sshtune` binary built for this test run.

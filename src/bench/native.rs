@@ -1,0 +1,261 @@
+//! The `native` engine: our own SSH client in this process, against `sshtune serve` (built-in
+//! `sink`/`source`) or any OpenSSH/Dropbear server (the same shell scripts as the openssh
+//! engine). No `cat` pipe on our side: bytes go from memory straight into packets.
+
+use super::executor::{Executor, Job, Sample, TransferError};
+use super::model::Direction;
+use super::remote::{self, Ready, RemoteCounters};
+use crate::process;
+use crate::transport::client::{connect, ClientConfig, Exec};
+use crate::transport::Error;
+use anyhow::anyhow;
+use std::time::Instant;
+
+/// What runs on the other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    /// `sshtune serve`: built-in commands.
+    Sshtune,
+    /// A POSIX shell behind sshd or dropbear.
+    Shell,
+}
+
+pub struct Native {
+    pub host: String,
+    pub port: u16,
+    pub cfg: ClientConfig,
+    pub peer: Peer,
+    /// MACs tried, in order, for non-AEAD ciphers when the job names none.
+    pub default_macs: Vec<String>,
+    payload: Vec<u8>,
+}
+
+impl Native {
+    pub fn new(host: String, port: u16, cfg: ClientConfig, peer: Peer) -> Self {
+        use rand::{RngCore, SeedableRng};
+        let mut payload = vec![0u8; 1 << 20];
+        rand::rngs::SmallRng::from_entropy().fill_bytes(&mut payload);
+        let default_macs = cfg.prefs.macs.clone();
+        Self {
+            host,
+            port,
+            cfg,
+            peer,
+            default_macs,
+            payload,
+        }
+    }
+
+    fn command(&self, job: &Job) -> String {
+        match (self.peer, job.direction) {
+            (Peer::Sshtune, Direction::Upload) => "sink".into(),
+            (Peer::Sshtune, Direction::Download) => format!("source {}", job.bytes),
+            (Peer::Shell, Direction::Upload) => remote::upload_script(),
+            (Peer::Shell, Direction::Download) => remote::download_script(job.bytes),
+        }
+    }
+
+    /// Raw-TCP throughput to an `sshtune serve` host: the server opens a one-shot port that
+    /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
+    pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
+        use std::io::{Read, Write};
+        let t = connect(&self.host, self.port, &self.cfg)?;
+        let mut e = Exec::start(
+            t,
+            &format!("tcp-ceiling {bytes}"),
+            self.cfg.window,
+            self.cfg.packet_size,
+        )?;
+        let line = e
+            .read_line()?
+            .ok_or_else(|| anyhow!("the server did not open a data port"))?;
+        let tokens = remote::tokens(&line);
+        let (Some(port), Some(token)) = (
+            tokens.get("port").and_then(|p| p.parse::<u16>().ok()),
+            tokens.get("token"),
+        ) else {
+            anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
+        };
+        let mut data = std::net::TcpStream::connect((self.host.as_str(), port))?;
+        data.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+        data.write_all(token.as_bytes())?;
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0u64;
+        let t0 = Instant::now();
+        while got < bytes {
+            match data.read(&mut buf)? {
+                0 => anyhow::bail!("data port closed after {got} of {bytes} bytes"),
+                n => got += n as u64,
+            }
+        }
+        let seconds = t0.elapsed().as_secs_f64();
+        e.finish()?;
+        Ok(bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9))
+    }
+
+    /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
+    /// openssh preflight script on a shell server): facts about the server.
+    pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
+        let t = connect(&self.host, self.port, &self.cfg).map_err(|e| {
+            anyhow!(
+                "native client cannot log in to {}:{}: {e}",
+                self.host,
+                self.port
+            )
+        })?;
+        let cmd = match self.peer {
+            Peer::Sshtune => "stat".to_string(),
+            Peer::Shell => remote::preflight_script(),
+        };
+        let mut e = Exec::start(t, &cmd, self.cfg.window, self.cfg.packet_size)?;
+        let mut info = Vec::new();
+        while let Some(line) = e.read_line()? {
+            if let Some((k, v)) = line
+                .strip_prefix("SSHTUNE-INFO ")
+                .and_then(|l| l.split_once('='))
+            {
+                info.push((k.to_string(), v.trim().to_string()));
+            }
+        }
+        e.finish()?;
+        Ok(info)
+    }
+}
+
+fn classify(e: Error) -> TransferError {
+    match e {
+        Error::NoCommonAlgorithm { what, theirs, .. } => TransferError::Refused(format!(
+            "{what} not offered by the server (it offers {theirs})"
+        )),
+        e @ (Error::HostKey(_) | Error::Auth(_)) => TransferError::Fatal(anyhow!(e)),
+        Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            TransferError::Fatal(anyhow!("connection refused: {io}"))
+        }
+        other => TransferError::Failed(other.to_string()),
+    }
+}
+
+/// This thread's CPU seconds: the client work happens on the calling thread, and the
+/// in-process server's threads must not count as client CPU.
+fn thread_cpu_s() -> Option<f64> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+    let s = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+    Some(s(u.user_time()) + s(u.system_time()))
+}
+
+impl Executor for Native {
+    fn engine(&self) -> &'static str {
+        "native"
+    }
+
+    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        process::check_interrupted()?;
+        let mut cfg = self.cfg.clone();
+        cfg.prefs.ciphers = vec![job.cipher.to_string()];
+        cfg.prefs.macs = match job.mac {
+            Some(m) => vec![m.to_string()],
+            None => self.default_macs.clone(),
+        };
+        let t = connect(&self.host, self.port, &cfg).map_err(classify)?;
+        let mut e =
+            Exec::start(t, &self.command(job), cfg.window, cfg.packet_size).map_err(classify)?;
+        let ready = loop {
+            match e.read_line().map_err(classify)? {
+                Some(l) => {
+                    if let Some(r) = Ready::parse(&l) {
+                        break r;
+                    }
+                }
+                None => {
+                    return Err(TransferError::Failed(format!(
+                        "the remote command ended before it was ready: {}",
+                        String::from_utf8_lossy(&e.stderr).trim()
+                    )))
+                }
+            }
+        };
+        let c0 = thread_cpu_s();
+        let t0 = Instant::now();
+        let lost = |e: Error| TransferError::Failed(format!("transfer failed: {e}"));
+        let (seconds, c1, done) = match job.direction {
+            Direction::Upload => {
+                let mut left = job.bytes;
+                while left > 0 {
+                    if process::interrupted() {
+                        return Err(TransferError::Failed("interrupted".into()));
+                    }
+                    let n = left.min(self.payload.len() as u64) as usize;
+                    e.write_all(&self.payload[..n]).map_err(lost)?;
+                    left -= n as u64;
+                }
+                e.send_eof().map_err(lost)?;
+                let done = read_done(&mut e)?;
+                let seconds = t0.elapsed().as_secs_f64();
+                let counted: Option<u64> = remote::tokens(&done)
+                    .get("bytes")
+                    .and_then(|v| v.parse().ok());
+                if counted != Some(job.bytes) {
+                    return Err(TransferError::Failed(format!(
+                        "remote counted {} bytes, {} were sent",
+                        counted.map_or("no".into(), |c| c.to_string()),
+                        job.bytes
+                    )));
+                }
+                (seconds, thread_cpu_s(), done)
+            }
+            Direction::Download => {
+                e.send_eof().map_err(lost)?;
+                e.drain(job.bytes).map_err(lost)?;
+                let seconds = t0.elapsed().as_secs_f64();
+                let c1 = thread_cpu_s();
+                let done = read_done(&mut e)?;
+                if remote::tokens(&done).get("rc") != Some(&"0") {
+                    return Err(TransferError::Failed(format!(
+                        "remote source failed: {done}"
+                    )));
+                }
+                (seconds, c1, done)
+            }
+        };
+        let (status, _) = e.finish().map_err(lost)?;
+        if status.is_some_and(|s| s != 0) {
+            return Err(TransferError::Failed(format!(
+                "remote command exited with {}",
+                status.unwrap_or(0)
+            )));
+        }
+        let tck = ready.ticks_per_s.max(1) as f64;
+        let after = RemoteCounters::parse(&remote::tokens(&done));
+        let delta = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / tck),
+            _ => None,
+        };
+        Ok(Sample {
+            bytes: job.bytes,
+            seconds,
+            client_cpu_s: c0.zip(c1).map(|(a, b)| b - a),
+            server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
+            server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
+            server_quota_cores: ready.quota_cores,
+        })
+    }
+}
+
+fn read_done(e: &mut Exec) -> Result<String, TransferError> {
+    loop {
+        match e.read_line() {
+            Ok(Some(l)) => {
+                if let Some(rest) = l.strip_prefix("SSHTUNE-DONE") {
+                    return Ok(rest.to_string());
+                }
+            }
+            Ok(None) => {
+                return Err(TransferError::Failed(
+                    "connection closed before the remote reported".into(),
+                ))
+            }
+            Err(err) => return Err(TransferError::Failed(err.to_string())),
+        }
+    }
+}

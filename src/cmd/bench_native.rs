@@ -1,0 +1,237 @@
+//! `sshtune bench --engine native|both`: sets up the native client (and, with no HOST, the
+//! in-process native server) and runs the same measurement loop as the openssh engine.
+
+use super::bench::{is_loopback, StderrProgress};
+use crate::bench::model::{self, BenchReport, ClientInfo, ResultRow, ServerInfo, Settings};
+use crate::bench::native::{Native, Peer};
+use crate::bench::run::{self, Plan};
+use crate::cli::BenchArgs;
+use crate::probe::probe;
+use crate::serve::embedded::EmbeddedNative;
+use crate::target::SshTarget;
+use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
+use crate::transport::client::ClientConfig;
+use crate::transport::conn::Options;
+use crate::transport::kex::Preferences;
+use crate::transport::userkey::{self, Agent, UserKey};
+use crate::{cgroup, sysinfo};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Keeps the in-process server alive while the engine is used.
+pub struct NativeSetup {
+    pub exec: Native,
+    pub host_label: String,
+    pub server: ServerInfo,
+    pub ceiling: Option<model::Ceiling>,
+    pub warnings: Vec<String>,
+    _embedded: Option<EmbeddedNative>,
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .context("HOME is not set: pass --identity and --known-hosts")
+}
+
+pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
+    let mut warnings = Vec::new();
+    let (exec, embedded, host_label, offered) = match &args.host {
+        None => {
+            let server =
+                EmbeddedNative::start(Preferences::from_catalog(true), Options::default())?;
+            let exec = Native::new(
+                "127.0.0.1".into(),
+                server.addr.port(),
+                server.client.clone(),
+                Peer::Sshtune,
+            );
+            let offered = Preferences::from_catalog(true).ciphers;
+            (
+                exec,
+                Some(server),
+                "embedded native server".to_string(),
+                offered,
+            )
+        }
+        Some(h) => {
+            let target = SshTarget {
+                destination: h.clone(),
+                options: args.ssh.to_ssh_options(),
+                embedded: false,
+            };
+            let resolved = target.resolve()?;
+            let key = user_key(args)?;
+            let known_hosts = match &args.known_hosts {
+                Some(p) => p.clone(),
+                None => home()?.join(".ssh/known_hosts"),
+            };
+            let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
+            let peer = if offer.software.starts_with("sshtune") {
+                Peer::Sshtune
+            } else {
+                Peer::Shell
+            };
+            let cfg = ClientConfig {
+                user: resolved.user.clone(),
+                key,
+                known_hosts,
+                prefs: Preferences::from_catalog(true),
+                opts: Options::default(),
+                window: DEFAULT_WINDOW,
+                packet_size: DEFAULT_MAX_PACKET,
+                connect_timeout: Duration::from_secs(10),
+            };
+            let exec = Native::new(resolved.hostname.clone(), resolved.port, cfg, peer);
+            (exec, None, h.clone(), offer.ciphers())
+        }
+    };
+    let info = exec.preflight()?;
+    let get = |k: &str| {
+        info.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    if embedded.is_none() && is_loopback(&exec.host) {
+        warnings.push(
+            "client and server share this machine's CPUs: good for ranking ciphers, not for \
+             absolute figures of a remote link"
+                .into(),
+        );
+    }
+    let server = ServerInfo {
+        banner: None,
+        openssh_version: None,
+        strict_kex: Some(true),
+        offered_ciphers: offered,
+        offered_macs: Preferences::from_catalog(true).macs,
+        machine: sysinfo::MachineInfo {
+            cpu_model: get("cpu"),
+            cores: get("cores").and_then(|c| c.parse().ok()),
+            kernel: get("kernel"),
+        },
+        cpu_quota_cores: None,
+    };
+    // A remote `sshtune serve` can measure the raw-TCP ceiling itself (median of three).
+    let ceiling = if embedded.is_none() && exec.peer == Peer::Sshtune && args.ceiling.is_none() {
+        let mut v: Vec<f64> = (0..3)
+            .filter_map(|_| exec.tcp_ceiling(64 << 20).ok())
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).map(|m| model::Ceiling {
+            mib_s: *m,
+            method: format!("raw TCP to sshtune serve, median of {}", v.len()),
+        })
+    } else {
+        None
+    };
+    Ok(NativeSetup {
+        exec,
+        host_label,
+        server,
+        ceiling,
+        warnings,
+        _embedded: embedded,
+    })
+}
+
+/// `-i FILE` if given, else the ssh-agent, else ~/.ssh/id_ed25519 or ~/.ssh/id_rsa.
+fn user_key(args: &BenchArgs) -> Result<Arc<dyn UserKey>> {
+    if let Some(p) = &args.ssh.identity {
+        return userkey::load(p);
+    }
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").filter(|s| !s.is_empty()) {
+        if let Ok(agent) = Agent::connect(std::path::Path::new(&sock)) {
+            if !agent.identities().is_empty() {
+                return Ok(Arc::new(agent));
+            }
+        }
+    }
+    let ssh = home()?.join(".ssh");
+    for name in ["id_ed25519", "id_rsa"] {
+        let p = ssh.join(name);
+        if p.exists() {
+            return userkey::load(&p);
+        }
+    }
+    anyhow::bail!(
+        "the native engine found no key: pass -i FILE (ed25519 or RSA, unencrypted) or start ssh-agent"
+    )
+}
+
+/// (cipher, MAC) pairs for the native engine: the user's choice, else every cipher both
+/// ends have except `none`, with the first MAC in OpenSSH's default order.
+pub fn pairs(args: &BenchArgs, offered: &[String]) -> Vec<(String, Option<String>)> {
+    let ciphers: Vec<String> = if args.ciphers.is_empty() {
+        offered
+            .iter()
+            .filter(|c| *c != "none" && ciphers::cipher(c).is_some())
+            .cloned()
+            .collect()
+    } else {
+        args.ciphers.clone()
+    };
+    let mut out = Vec::new();
+    for c in ciphers {
+        if ciphers::cipher(&c).is_some_and(|s| s.is_aead()) {
+            out.push((c, None));
+        } else if args.macs.is_empty() {
+            out.push((c, Some(ciphers::MACS[0].name.to_string())));
+        } else {
+            out.extend(args.macs.iter().map(|m| (c.clone(), Some(m.clone()))));
+        }
+    }
+    out
+}
+
+/// Runs the native engine alone and builds a whole report.
+pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<BenchReport> {
+    let started = chrono::Local::now().to_rfc3339();
+    let mut s = setup(args)?;
+    if let Some(c) = &s.ceiling {
+        ctx.ceiling_mib_s = Some(c.mib_s);
+    }
+    let plan = Plan {
+        pairs: pairs(args, &s.server.offered_ciphers),
+        ..plan
+    };
+    let progress = StderrProgress::new(args.quiet);
+    let results = run::run(&mut s.exec, &plan, ctx, &progress)?;
+    Ok(BenchReport {
+        schema: model::SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started,
+        host: s.host_label.clone(),
+        embedded: args.host.is_none(),
+        client: ClientInfo {
+            ssh_version: Some(crate::transport::conn::OUR_IDENT.to_string()),
+            machine: sysinfo::local(),
+            cpu_quota_cores: cgroup::quota_cores("self"),
+        },
+        server: s.server.clone(),
+        settings: Settings {
+            engines: vec!["native".into()],
+            repeat: args.repeat,
+            warmup: args.warmup,
+            fixed_size_bytes: args.size,
+            min_duration_s: args.min_duration,
+        },
+        ceiling: s.ceiling.take(),
+        results,
+        warnings: std::mem::take(&mut s.warnings),
+    })
+}
+
+/// The native rows for `--engine both`, appended to the openssh report.
+pub fn rows(args: &BenchArgs, plan: &Plan, ctx: run::Context) -> Result<Vec<ResultRow>> {
+    let mut s = setup(args)?;
+    let plan = Plan {
+        pairs: pairs(args, &s.server.offered_ciphers),
+        ..plan.clone()
+    };
+    let progress = StderrProgress::new(args.quiet);
+    run::run(&mut s.exec, &plan, ctx, &progress)
+}

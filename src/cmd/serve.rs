@@ -1,0 +1,93 @@
+use crate::cli::ServeArgs;
+use crate::serve::hostkey_store;
+use crate::serve::{Server, ServerConfig};
+use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
+use crate::transport::conn::Options;
+use crate::transport::hostkey;
+use crate::transport::kex::Preferences;
+use anyhow::{bail, Context, Result};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let authorized_path = match &args.authorized_keys {
+        Some(p) => p.clone(),
+        None => home()?.join(".ssh/authorized_keys"),
+    };
+    let text = std::fs::read_to_string(&authorized_path).with_context(|| {
+        format!(
+            "reading authorized keys {} (pass --authorized-keys FILE)",
+            authorized_path.display()
+        )
+    })?;
+    let authorized = crate::transport::auth::parse_authorized_keys(&text);
+    if authorized.is_empty() {
+        bail!(
+            "{} lists no ssh-ed25519 key: nobody could log in (only ed25519 user keys are supported)",
+            authorized_path.display()
+        );
+    }
+    let key_path = match &args.host_key {
+        Some(p) => p.clone(),
+        None => hostkey_store::state_dir()?.join("host_ed25519"),
+    };
+    let (key, created) = hostkey_store::load_or_create(&key_path)?;
+    let prefs = Preferences::from_catalog(args.allow_legacy);
+    let fp = hostkey::fingerprint(&key.public_blob());
+    let cfg = ServerConfig {
+        host_key: Arc::new(key),
+        authorized,
+        prefs: prefs.clone(),
+        opts: Options {
+            rekey_bytes: args.rekey_limit,
+            ..Options::default()
+        },
+        max_sessions: args.max_sessions as usize,
+        idle_timeout: Duration::from_secs(args.idle_timeout),
+        window: DEFAULT_WINDOW,
+        packet_size: DEFAULT_MAX_PACKET,
+        verbose: true,
+    };
+    let server =
+        Server::bind(args.listen, cfg).with_context(|| format!("listening on {}", args.listen))?;
+    let addr = server.local_addr()?;
+    if !addr.ip().is_loopback() {
+        eprintln!(
+            "sshtune serve: WARNING: listening on {addr}, reachable from other machines \
+             (publickey login only, built-in commands only)"
+        );
+    }
+    if args.allow_legacy {
+        let legacy: Vec<&str> = prefs
+            .ciphers
+            .iter()
+            .map(String::as_str)
+            .filter(|c| ciphers::cipher(c).is_some_and(|s| s.legacy))
+            .collect();
+        eprintln!(
+            "sshtune serve: WARNING: insecure legacy ciphers enabled for measurement: {}",
+            legacy.join(",")
+        );
+    }
+    let mut out = std::io::stdout();
+    writeln!(
+        out,
+        "sshtune serve: listening on {addr}\nsshtune serve: host key {fp} ({}{})\nsshtune serve: ciphers {}\nsshtune serve: commands: {}",
+        key_path.display(),
+        if created { ", new" } else { "" },
+        prefs.ciphers.join(","),
+        crate::serve::server::BUILTINS
+    )?;
+    out.flush()?;
+    server.serve();
+    Ok(())
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+        .context("HOME is not set: pass --authorized-keys")
+}

@@ -1,0 +1,230 @@
+//! The only commands `sshtune serve` runs. Their output lines use the same
+//! `SSHTUNE-READY`/`SSHTUNE-DONE` format as the shell scripts the openssh engine sends, so
+//! the bench parses both alike. Server CPU is the session thread's own CPU time, in
+//! microseconds (`tck=1000000`). `tcp-ceiling BYTES` measures the raw-TCP path without
+//! iperf3.
+
+use crate::transport::channel::{Channel, Event};
+use crate::transport::conn::Transport;
+use crate::transport::Result;
+use rand::{RngCore, SeedableRng};
+
+const US: u64 = 1_000_000;
+
+/// Runs `cmd`; returns its exit status.
+pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
+    let mut words = cmd.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("sink"), None, None) => sink(t, ch),
+        (Some("source"), Some(n), None) => match crate::cli::parse_size(n) {
+            Ok(bytes) => source(t, ch, bytes),
+            Err(e) => refuse(t, ch, &format!("source: {e}\n")),
+        },
+        (Some("stat"), None, None) => stat(t, ch),
+        (Some("tcp-ceiling"), Some(n), None) => match crate::cli::parse_size(n) {
+            Ok(bytes) => tcp_ceiling(t, ch, bytes),
+            Err(e) => refuse(t, ch, &format!("tcp-ceiling: {e}\n")),
+        },
+        _ => refuse(
+            t,
+            ch,
+            &format!(
+                "sshtune serve runs no shell and no other command; built-ins: {}\n",
+                super::server::BUILTINS
+            ),
+        ),
+    }
+}
+
+fn refuse(t: &mut Transport, ch: &mut Channel, msg: &str) -> Result<u32> {
+    ch.write_stderr(t, msg.as_bytes())?;
+    Ok(127)
+}
+
+fn say(t: &mut Transport, ch: &mut Channel, line: &str) -> Result<()> {
+    ch.write(t, format!("{line}\n").as_bytes(), &mut |_, _| Ok(()))
+}
+
+/// Session thread CPU as `user,system` microseconds.
+fn thread_cpu() -> String {
+    use nix::sys::resource::{getrusage, UsageWho};
+    match getrusage(UsageWho::RUSAGE_THREAD) {
+        Ok(u) => {
+            let us = |tv: nix::sys::time::TimeVal| tv.tv_sec() as u64 * US + tv.tv_usec() as u64;
+            format!("{},{}", us(u.user_time()), us(u.system_time()))
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// The aggregate /proc/stat line, scaled from clock ticks to microseconds.
+fn machine_stat() -> String {
+    let tck = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+        .ok()
+        .flatten()
+        .unwrap_or(100)
+        .max(1) as u64;
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(line) = text.lines().next() else {
+        return String::new();
+    };
+    line.split_whitespace()
+        .skip(1)
+        .filter_map(|v| v.parse::<u64>().ok())
+        .map(|v| (v * (US / tck)).to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn ready(t: &mut Transport, ch: &mut Channel) -> Result<()> {
+    let line = format!(
+        "SSHTUNE-READY pid={} comm=sshtune tck={US} cpu={} stat={} quota={}",
+        std::process::id(),
+        thread_cpu(),
+        machine_stat(),
+        crate::cgroup::quota_cores("self")
+            .map(|c| format!("{},{}", (c * 100_000.0) as u64, 100_000))
+            .unwrap_or_default()
+    );
+    say(t, ch, &line)
+}
+
+fn sink(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
+    ready(t, ch)?;
+    let mut bytes = 0u64;
+    loop {
+        match ch.next_event(t)? {
+            Event::Data(r) => bytes += r.len() as u64,
+            Event::Eof | Event::Close => break,
+            _ => {}
+        }
+    }
+    let line = format!(
+        "SSHTUNE-DONE bytes={bytes} cpu={} stat={}",
+        thread_cpu(),
+        machine_stat()
+    );
+    if !ch.closed {
+        say(t, ch, &line)?;
+    }
+    Ok(0)
+}
+
+fn source(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
+    let mut block = vec![0u8; 1 << 20];
+    rand::rngs::SmallRng::from_entropy().fill_bytes(&mut block);
+    ready(t, ch)?;
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        ch.write(t, &block[..n], &mut |_, _| Ok(()))?;
+        left -= n as u64;
+    }
+    let line = format!(
+        "SSHTUNE-DONE rc=0 cpu={} stat={}",
+        thread_cpu(),
+        machine_stat()
+    );
+    say(t, ch, &line)?;
+    Ok(0)
+}
+
+/// How long the one-shot data port waits for its client.
+const TCP_ACCEPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Raw-TCP ceiling of the path: a one-shot port on the address the client reached us at,
+/// opened only for a client that proves the session's random token, sending `bytes` bytes.
+fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
+    use std::io::{Read, Write};
+    let local = t.stream().local_addr()?;
+    let listener = std::net::TcpListener::bind((local.ip(), 0))?;
+    let port = listener.local_addr()?.port();
+    let mut token = [0u8; 16];
+    rand::rngs::OsRng.fill_bytes(&mut token);
+    let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
+    say(t, ch, &format!("SSHTUNE-TCP port={port} token={token}"))?;
+    listener.set_nonblocking(true)?;
+    let deadline = std::time::Instant::now() + TCP_ACCEPT_TIMEOUT;
+    let mut conn = loop {
+        match listener.accept() {
+            Ok((c, _)) => break c,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if std::time::Instant::now() > deadline {
+                    return refuse(t, ch, "tcp-ceiling: nobody connected to the data port\n");
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    drop(listener);
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(TCP_ACCEPT_TIMEOUT))?;
+    let mut got = [0u8; 32];
+    if conn.read_exact(&mut got).is_err() || got != token.as_bytes() {
+        return refuse(t, ch, "tcp-ceiling: wrong token on the data port\n");
+    }
+    let mut block = vec![0u8; 1 << 20];
+    rand::rngs::SmallRng::from_entropy().fill_bytes(&mut block);
+    let mut left = bytes;
+    while left > 0 {
+        let n = left.min(block.len() as u64) as usize;
+        conn.write_all(&block[..n])?;
+        left -= n as u64;
+    }
+    drop(conn);
+    say(t, ch, "SSHTUNE-DONE rc=0")?;
+    Ok(0)
+}
+
+fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
+    let m = crate::sysinfo::local();
+    let mut lines = vec![
+        "SSHTUNE-OK".to_string(),
+        format!("SSHTUNE-INFO kernel={}", m.kernel.unwrap_or_default()),
+        format!(
+            "SSHTUNE-INFO cores={}",
+            m.cores.map(|c| c.to_string()).unwrap_or_default()
+        ),
+        format!("SSHTUNE-INFO cpu={}", m.cpu_model.unwrap_or_default()),
+        "SSHTUNE-INFO proc=yes".to_string(),
+    ];
+    lines.push(format!("SSHTUNE-INFO crypto={}", crypto_summary()));
+    for l in lines {
+        say(t, ch, &l)?;
+    }
+    Ok(0)
+}
+
+/// Highest-priority driver per algorithm in /proc/crypto, e.g. `aes:aesni_intel`.
+fn crypto_summary() -> String {
+    let text = std::fs::read_to_string("/proc/crypto").unwrap_or_default();
+    let mut best: Vec<(String, String, i64)> = Vec::new();
+    for block in text.split("\n\n") {
+        let get = |k: &str| {
+            block.lines().find_map(|l| {
+                let (a, b) = l.split_once(':')?;
+                (a.trim() == k).then(|| b.trim().to_string())
+            })
+        };
+        let (Some(name), Some(driver)) = (get("name"), get("driver")) else {
+            continue;
+        };
+        let prio = get("priority").and_then(|p| p.parse().ok()).unwrap_or(0);
+        match best.iter_mut().find(|(n, _, _)| *n == name) {
+            Some(e) if e.2 < prio => *e = (name, driver, prio),
+            Some(_) => {}
+            None => best.push((name, driver, prio)),
+        }
+    }
+    best.iter()
+        .filter(|(n, _, _)| {
+            [
+                "aes", "cbc(aes)", "ctr(aes)", "gcm(aes)", "sha256", "xts(aes)",
+            ]
+            .contains(&n.as_str())
+        })
+        .map(|(n, d, _)| format!("{n}:{d}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}

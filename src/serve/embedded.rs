@@ -1,0 +1,76 @@
+//! An in-process `sshtune serve` on 127.0.0.1 with throwaway keys: the native engine's
+//! embedded default, and the fixture the tests use.
+
+use super::server::{Server, ServerConfig};
+use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
+use crate::transport::client::ClientConfig;
+use crate::transport::conn::Options;
+use crate::transport::hostkey::Ed25519Key;
+use crate::transport::kex::Preferences;
+use anyhow::{Context, Result};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct EmbeddedNative {
+    pub addr: SocketAddr,
+    /// A client configuration that trusts this server and is authorized on it.
+    pub client: ClientConfig,
+    _dir: tempfile::TempDir,
+}
+
+impl EmbeddedNative {
+    /// `prefs` is what the server allows (legacy ciphers included if the caller wants).
+    pub fn start(prefs: Preferences, opts: Options) -> Result<Self> {
+        let dir = tempfile::Builder::new()
+            .prefix("sshtune-native-")
+            .tempdir()
+            .context("creating a temporary directory for the native server")?;
+        let host_key = Arc::new(Ed25519Key::generate()?);
+        let user_key = Arc::new(Ed25519Key::generate()?);
+        let cfg = ServerConfig {
+            host_key: host_key.clone(),
+            authorized: vec![user_key.public_blob()],
+            prefs: prefs.clone(),
+            opts: opts.clone(),
+            max_sessions: 64,
+            idle_timeout: Duration::from_secs(120),
+            window: DEFAULT_WINDOW,
+            packet_size: DEFAULT_MAX_PACKET,
+            verbose: false,
+        };
+        let server = Server::bind("127.0.0.1:0".parse()?, cfg)
+            .context("binding the in-process server on 127.0.0.1")?;
+        let addr = server.local_addr()?;
+        // The accept loop lives as long as the process; it holds no files of its own.
+        server.spawn();
+        let known_hosts = dir.path().join("known_hosts");
+        std::fs::write(
+            &known_hosts,
+            format!(
+                "[127.0.0.1]:{} {}\n",
+                addr.port(),
+                host_key.public_openssh()
+            ),
+        )?;
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+            .unwrap_or_else(|| "sshtune".into());
+        Ok(Self {
+            addr,
+            client: ClientConfig {
+                user,
+                key: user_key,
+                known_hosts,
+                prefs,
+                opts,
+                window: DEFAULT_WINDOW,
+                packet_size: DEFAULT_MAX_PACKET,
+                connect_timeout: Duration::from_secs(10),
+            },
+            _dir: dir,
+        })
+    }
+}

@@ -1,0 +1,8 @@
+//! `sshtune serve`: the native SSH server with built-in benchmark commands only.
+
+pub mod builtins;
+pub mod embedded;
+pub mod hostkey_store;
+pub mod server;
+
+pub use server::{Server, ServerConfig};

@@ -1,0 +1,294 @@
+//! The server end: accept connections, authenticate against authorized keys, and run only
+//! the built-in commands a benchmark needs. There is no shell and no arbitrary command.
+
+use crate::transport::auth;
+use crate::transport::channel::{self, Channel, Event};
+use crate::transport::conn::{Options, Role, Transport};
+use crate::transport::hostkey::Ed25519Key;
+use crate::transport::kex::Preferences;
+use crate::transport::{Error, Result};
+use crate::wire::numbers as n;
+use crate::wire::{Reader, Writer};
+use std::io::Write as _;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
+
+#[derive(Clone)]
+pub struct ServerConfig {
+    pub host_key: Arc<Ed25519Key>,
+    /// Key blobs allowed to log in.
+    pub authorized: Vec<Vec<u8>>,
+    pub prefs: Preferences,
+    pub opts: Options,
+    pub max_sessions: usize,
+    pub idle_timeout: Duration,
+    pub window: u32,
+    pub packet_size: u32,
+    /// Logs each session to stderr (off for the in-process bench server).
+    pub verbose: bool,
+}
+
+pub struct Server {
+    listener: TcpListener,
+    cfg: Arc<ServerConfig>,
+    active: Arc<AtomicUsize>,
+}
+
+impl Server {
+    pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> std::io::Result<Self> {
+        Ok(Self {
+            listener: TcpListener::bind(addr)?,
+            cfg: Arc::new(cfg),
+            active: Arc::new(AtomicUsize::new(0)),
+        })
+    }
+
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Accepts forever; one thread per connection, so a failing session never stops others.
+    pub fn serve(self) {
+        for stream in self.listener.incoming() {
+            let stream = match stream {
+                Ok(s) => s,
+                Err(e) => {
+                    log(&format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    continue;
+                }
+            };
+            let cfg = self.cfg.clone();
+            let active = self.active.clone();
+            if active.fetch_add(1, Ordering::SeqCst) >= cfg.max_sessions {
+                active.fetch_sub(1, Ordering::SeqCst);
+                refuse_busy(stream);
+                continue;
+            }
+            let spawned = std::thread::Builder::new()
+                .name("sshtune-session".into())
+                .spawn(move || {
+                    let _guard = ActiveGuard(active);
+                    handle(stream, &cfg);
+                });
+            if let Err(e) = spawned {
+                log(&format!("cannot start a session thread: {e}"));
+            }
+        }
+    }
+
+    /// Runs `serve` on a background thread (the bench's in-process server).
+    pub fn spawn(self) -> std::thread::JoinHandle<()> {
+        std::thread::spawn(move || self.serve())
+    }
+}
+
+struct ActiveGuard(Arc<AtomicUsize>);
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn log(msg: &str) {
+    eprintln!("sshtune serve: {msg}");
+}
+
+fn refuse_busy(mut stream: TcpStream) {
+    let mut w = Writer::new();
+    w.u8(n::DISCONNECT)
+        .u32(n::reason::TOO_MANY_CONNECTIONS)
+        .string(b"too many sessions")
+        .string(b"");
+    let mut out = format!("{}\r\n", crate::transport::conn::OUR_IDENT).into_bytes();
+    let _ = crate::wire::plain::write_packet(&mut out, &w.into_bytes());
+    let _ = stream.write_all(&out);
+    log("refused a connection: max sessions reached");
+}
+
+/// One connection, start to end. Every error ends in a log line and, when the peer can
+/// still hear it, a DISCONNECT.
+fn handle(stream: TcpStream, cfg: &ServerConfig) {
+    let peer = stream
+        .peer_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| "?".into());
+    if let Err(e) = stream.set_read_timeout(Some(cfg.idle_timeout)) {
+        log(&format!("{peer}: {e}"));
+        return;
+    }
+    let raw = stream.try_clone().ok();
+    let mut t = match Transport::handshake(
+        stream,
+        Role::Server(cfg.host_key.clone()),
+        cfg.prefs.clone(),
+        cfg.opts.clone(),
+    ) {
+        Ok(t) => t,
+        Err(e) if is_idle(&e) => {
+            log(&format!(
+                "{peer}: silent for {} s during key exchange (idle timeout), dropped",
+                cfg.idle_timeout.as_secs()
+            ));
+            return;
+        }
+        Err(e) => {
+            log(&format!("{peer}: key exchange failed: {e}"));
+            if let (Some(code), Some(mut s)) = (e.disconnect_reason(), raw) {
+                // Before NEWKEYS the packet is unencrypted, which is what the peer expects.
+                let mut w = Writer::new();
+                w.u8(n::DISCONNECT)
+                    .u32(code)
+                    .string(e.to_string().as_bytes())
+                    .string(b"");
+                let mut out = Vec::new();
+                let _ = crate::wire::plain::write_packet(&mut out, &w.into_bytes());
+                let _ = s.write_all(&out);
+            }
+            return;
+        }
+    };
+    match session(&mut t, cfg) {
+        Ok(summary) => {
+            if cfg.verbose {
+                log(&format!("{peer}: {summary}"));
+            }
+        }
+        Err(Error::Closed) => {}
+        Err(e) if is_idle(&e) => {
+            log(&format!(
+                "{peer}: silent for {} s (idle timeout), disconnected",
+                cfg.idle_timeout.as_secs()
+            ));
+            t.disconnect(n::reason::BY_APPLICATION, "idle timeout");
+        }
+        Err(e) => {
+            log(&format!("{peer}: {e}"));
+            if let Some(code) = e.disconnect_reason() {
+                t.disconnect(code, &e.to_string());
+            }
+        }
+    }
+}
+
+/// A read that hit the socket timeout we set from `--idle-timeout`.
+fn is_idle(e: &Error) -> bool {
+    let io = match e {
+        Error::Io(io) => io,
+        Error::Ident(crate::wire::ident::IdentError::Timeout) => return true,
+        Error::Ident(crate::wire::ident::IdentError::Io(io)) => io,
+        _ => return false,
+    };
+    matches!(
+        io.kind(),
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+    )
+}
+
+/// Authenticates, then serves session channels one after another until the client leaves
+/// (clients such as AsyncSSH reuse one connection for several commands).
+fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
+    let user = auth::server(t, &cfg.authorized)?;
+    let algs = t
+        .negotiated
+        .as_ref()
+        .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
+        .unwrap_or_default();
+    let mut commands = Vec::new();
+    loop {
+        let mut ch = match open_channel(t, cfg) {
+            Ok(ch) => ch,
+            Err(Error::Closed) | Err(Error::PeerDisconnected { .. }) => break,
+            Err(e) => return Err(e),
+        };
+        if let Some(done) = run_channel(t, &mut ch)? {
+            commands.push(done);
+        }
+    }
+    Ok(format!(
+        "user {user}, {algs}, {} rekeys: {}",
+        t.rekeys,
+        commands.join("; ")
+    ))
+}
+
+fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
+    loop {
+        t.recv()?;
+        let p = t.payload();
+        match p[0] {
+            n::CHANNEL_OPEN => {
+                let mut r = Reader::new(&p[1..]);
+                let kind = r.string("channel type")?;
+                let sender = r.u32("sender channel")?;
+                let window = r.u32("initial window")? as u64;
+                let max_packet = r.u32("maximum packet")?;
+                if kind != b"session" {
+                    channel::refuse_open(t)?;
+                    continue;
+                }
+                let mut w = Writer::new();
+                w.u8(n::CHANNEL_OPEN_CONFIRMATION)
+                    .u32(sender)
+                    .u32(0)
+                    .u32(cfg.window)
+                    .u32(channel::DEFAULT_MAX_PACKET.max(cfg.packet_size));
+                t.send(&w.into_bytes())?;
+                return Ok(Channel::new(
+                    0,
+                    sender,
+                    window,
+                    max_packet,
+                    cfg.window,
+                    cfg.packet_size,
+                ));
+            }
+            n::GLOBAL_REQUEST => {
+                let mut r = Reader::new(&p[1..]);
+                r.string("request")?;
+                if r.bool("want reply")? {
+                    t.send(&[n::REQUEST_FAILURE])?;
+                }
+            }
+            m => return Err(Error::protocol(format!("expected CHANNEL_OPEN, got {m}"))),
+        }
+    }
+}
+
+/// Runs the one command of a channel; returns what ran, or None if none did.
+fn run_channel(t: &mut Transport, ch: &mut Channel) -> Result<Option<String>> {
+    loop {
+        match ch.next_event(t)? {
+            Event::Exec {
+                command,
+                want_reply,
+            } => {
+                if want_reply {
+                    ch.reply(t, true)?;
+                }
+                let cmd = String::from_utf8_lossy(&command).to_string();
+                let code = super::builtins::run(t, ch, &cmd)?;
+                if !ch.closed {
+                    ch.exit_status(t, code)?;
+                    ch.send_eof(t)?;
+                }
+                ch.send_close(t)?;
+                while !ch.closed {
+                    ch.next_event(t)?;
+                }
+                return Ok(Some(format!("{cmd:?} exit {code}")));
+            }
+            Event::Close => {
+                ch.send_close(t)?;
+                return Ok(None);
+            }
+            Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
+            Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
+        }
+    }
+}

@@ -1,0 +1,419 @@
+//! The transport driver shared by client and server: version exchange, the initial key
+//! exchange, rekeying when a limit is reached, and delivery of everything above the
+//! transport layer (RFC 4253 §4–§11). Blocking I/O on one thread per connection.
+
+use super::crypt;
+use super::error::{Error, Result};
+use super::hostkey::{self, Ed25519Key};
+use super::kex::{self, Ephemeral, HashInput, Negotiated, Preferences};
+use super::packet::{PacketReader, PacketWriter};
+use crate::wire::ident::read_ident;
+use crate::wire::kexinit::KexInit;
+use crate::wire::numbers as n;
+use crate::wire::{Reader, Writer};
+use std::collections::VecDeque;
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+
+pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"));
+
+/// Called with the server's host key blob during the initial exchange; Err refuses it.
+pub type HostKeyCheck = Box<dyn FnMut(&[u8]) -> Result<()> + Send>;
+
+pub enum Role {
+    Client(HostKeyCheck),
+    Server(Arc<Ed25519Key>),
+}
+
+/// Knobs that tests and the bench change.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Rekey after this many bytes in one direction, below the cipher's own limit.
+    pub rekey_bytes: Option<u64>,
+    /// Key exchange methods to offer instead of all of `kex::KEX_METHODS`.
+    pub kex: Option<Vec<String>>,
+    /// Host key algorithms a client offers instead of all it can verify.
+    pub host_keys: Option<Vec<String>>,
+}
+
+pub struct Transport {
+    reader: PacketReader<TcpStream>,
+    writer: PacketWriter<TcpStream>,
+    role: Role,
+    prefs: Preferences,
+    opts: Options,
+    client_ident: String,
+    server_ident: String,
+    session_id: Option<Vec<u8>>,
+    /// Host key seen in the first exchange: a rekey must present the same one.
+    server_key: Option<Vec<u8>>,
+    pub negotiated: Option<Negotiated>,
+    /// Limits for the current keys, in cipher blocks per direction.
+    limit_blocks_out: u64,
+    limit_blocks_in: u64,
+    /// Messages that arrived while a rekey we started was waiting for the peer's KEXINIT.
+    pending: VecDeque<Vec<u8>>,
+    current: Option<Vec<u8>>,
+    pub rekeys: u32,
+}
+
+impl Transport {
+    /// Exchanges versions and keys; returns once the first NEWKEYS went both ways.
+    pub fn handshake(
+        stream: TcpStream,
+        role: Role,
+        prefs: Preferences,
+        opts: Options,
+    ) -> Result<Self> {
+        stream.set_nodelay(true)?;
+        let mut out = stream.try_clone()?;
+        out.write_all(format!("{OUR_IDENT}\r\n").as_bytes())?;
+        let mut buffered = BufReader::with_capacity(4096, stream.try_clone()?);
+        let peer = read_ident(&mut buffered)?;
+        let leftover = buffered.buffer().to_vec();
+        let mut reader = PacketReader::new(stream);
+        reader.preload(&leftover);
+        let is_server = matches!(role, Role::Server(_));
+        let (client_ident, server_ident) = if is_server {
+            (peer.line, OUR_IDENT.to_string())
+        } else {
+            (OUR_IDENT.to_string(), peer.line)
+        };
+        let mut t = Self {
+            reader,
+            writer: PacketWriter::new(out),
+            role,
+            prefs,
+            opts,
+            client_ident,
+            server_ident,
+            session_id: None,
+            server_key: None,
+            negotiated: None,
+            limit_blocks_out: u64::MAX,
+            limit_blocks_in: u64::MAX,
+            pending: VecDeque::new(),
+            current: None,
+            rekeys: 0,
+        };
+        let ours = kex::our_kexinit(&t.prefs, &t.opts, is_server, true).encode();
+        t.writer.send_payload(&ours)?;
+        let theirs = t.read_kex_msg(n::KEXINIT, true)?;
+        t.run_kex(ours, theirs, true)?;
+        Ok(t)
+    }
+
+    pub fn is_server(&self) -> bool {
+        matches!(self.role, Role::Server(_))
+    }
+
+    pub fn session_id(&self) -> &[u8] {
+        self.session_id.as_deref().unwrap_or_default()
+    }
+
+    pub fn peer_ident(&self) -> &str {
+        if self.is_server() {
+            &self.client_ident
+        } else {
+            &self.server_ident
+        }
+    }
+
+    pub fn stream(&self) -> &TcpStream {
+        self.reader.get_ref()
+    }
+
+    /// Receives the next message above the transport layer; its payload is `payload()`.
+    pub fn recv(&mut self) -> Result<()> {
+        loop {
+            if let Some(p) = self.pending.pop_front() {
+                self.current = Some(p);
+                return Ok(());
+            }
+            self.current = None;
+            if self.reader.since_kex.blocks >= self.limit_blocks_in {
+                self.rekey(None)?;
+                continue;
+            }
+            self.reader.read_next()?;
+            let num = *self
+                .reader
+                .payload()
+                .first()
+                .ok_or_else(|| Error::protocol("empty message"))?;
+            match num {
+                n::IGNORE | n::DEBUG | n::UNIMPLEMENTED => continue,
+                n::DISCONNECT => return Err(parse_disconnect(self.reader.payload())),
+                n::KEXINIT => {
+                    let theirs = self.reader.payload().to_vec();
+                    self.rekey(Some(theirs))?;
+                }
+                21..=49 => {
+                    return Err(Error::protocol(format!(
+                        "key exchange message {num} outside a key exchange"
+                    )))
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    pub fn payload(&self) -> &[u8] {
+        match &self.current {
+            Some(p) => p,
+            None => self.reader.payload(),
+        }
+    }
+
+    /// A buffer for the next outgoing payload (written in place to spare a copy); send it
+    /// with `send_begun`. Rekeys first when a limit is reached.
+    pub fn begin(&mut self) -> Result<&mut Vec<u8>> {
+        if self.writer.since_kex.blocks >= self.limit_blocks_out {
+            self.rekey(None)?;
+        }
+        Ok(self.writer.begin())
+    }
+
+    pub fn send_begun(&mut self) -> Result<()> {
+        self.writer.send()
+    }
+
+    pub fn send(&mut self, payload: &[u8]) -> Result<()> {
+        self.begin()?.extend_from_slice(payload);
+        self.writer.send()
+    }
+
+    /// Best effort: tells the peer why we hang up. Errors are ignored, the peer may be gone.
+    pub fn disconnect(&mut self, reason: u32, text: &str) {
+        let mut w = Writer::new();
+        w.u8(n::DISCONNECT)
+            .u32(reason)
+            .string(text.as_bytes())
+            .string(b"");
+        let _ = self.writer.send_payload(&w.into_bytes());
+        let _ = self.reader.get_ref().shutdown(std::net::Shutdown::Both);
+    }
+
+    /// Starts (`theirs` None) or answers a key re-exchange.
+    fn rekey(&mut self, theirs: Option<Vec<u8>>) -> Result<()> {
+        let ours = kex::our_kexinit(&self.prefs, &self.opts, self.is_server(), false).encode();
+        self.writer.send_payload(&ours)?;
+        let theirs = match theirs {
+            Some(t) => t,
+            None => loop {
+                self.reader.read_next()?;
+                let p = self.reader.payload();
+                match p.first() {
+                    Some(&n::KEXINIT) => break p.to_vec(),
+                    Some(&(n::IGNORE | n::DEBUG | n::UNIMPLEMENTED)) => {}
+                    Some(&n::DISCONNECT) => return Err(parse_disconnect(p)),
+                    Some(&num) if n::is_kex_phase(num) => {
+                        return Err(Error::protocol(format!(
+                            "message {num} before KEXINIT in a re-exchange"
+                        )))
+                    }
+                    Some(_) => self.pending.push_back(p.to_vec()),
+                    None => return Err(Error::protocol("empty message")),
+                }
+            },
+        };
+        self.run_kex(ours, theirs, false)?;
+        self.rekeys += 1;
+        Ok(())
+    }
+
+    /// Reads the next key-exchange message, which must be `want`.
+    fn read_kex_msg(&mut self, want: u8, initial: bool) -> Result<Vec<u8>> {
+        let strict = initial && self.negotiated.as_ref().is_some_and(|neg| neg.strict);
+        loop {
+            self.reader.read_next()?;
+            let p = self.reader.payload();
+            let num = *p.first().ok_or_else(|| Error::protocol("empty message"))?;
+            if num == want {
+                return Ok(p.to_vec());
+            }
+            match num {
+                n::DISCONNECT => return Err(parse_disconnect(p)),
+                // Strict KEX forbids anything but the expected messages in the first exchange
+                // (a stray message before KEXINIT is caught by its sequence number).
+                n::IGNORE | n::DEBUG if !strict => {}
+                _ => {
+                    return Err(Error::protocol(format!(
+                        "expected message {want} during key exchange, got {num}"
+                    )))
+                }
+            }
+        }
+    }
+
+    fn run_kex(&mut self, ours: Vec<u8>, theirs: Vec<u8>, initial: bool) -> Result<()> {
+        let their_init = KexInit::decode(&theirs)?;
+        let our_init = KexInit::decode(&ours)?;
+        let is_server = self.is_server();
+        let (c, s) = if is_server {
+            (&their_init, &our_init)
+        } else {
+            (&our_init, &their_init)
+        };
+        let neg = kex::negotiate(c, s, initial)?;
+        if initial && neg.strict && self.reader.seq != 1 {
+            return Err(Error::protocol(
+                "strict KEX: KEXINIT was not the first message",
+            ));
+        }
+        let wrong_guess = their_init.first_kex_follows
+            && (their_init.kex.first() != Some(&neg.kex)
+                || their_init.host_key.first() != Some(&neg.host_key));
+        if initial {
+            self.negotiated = Some(neg.clone());
+        }
+        if wrong_guess {
+            // RFC 4253 §7: the peer's guessed kex packet is to be ignored.
+            self.reader.read_next()?;
+        }
+        let (client_kexinit, server_kexinit) = if is_server {
+            (&theirs, &ours)
+        } else {
+            (&ours, &theirs)
+        };
+        let eph = Ephemeral::new(&neg.kex)?;
+        let hash_alg = kex::kex_hash(&neg.kex);
+        let (shared, h) = match &self.role {
+            Role::Client(_) => {
+                let mut w = Writer::new();
+                w.u8(n::KEX_ECDH_INIT).string(&eph.public);
+                self.writer.send_payload(&w.into_bytes())?;
+                let reply = self.read_kex_msg(n::KEX_ECDH_REPLY, initial)?;
+                let mut r = Reader::new(&reply[1..]);
+                let host_key = r.string("host key")?.to_vec();
+                let server_public = r.string("server ephemeral key")?.to_vec();
+                let sig = r.string("exchange hash signature")?.to_vec();
+                r.finish()?;
+                let client_public = eph.public.clone();
+                let shared = eph.agree(&server_public)?;
+                let h = kex::exchange_hash(
+                    hash_alg,
+                    &HashInput {
+                        client_ident: &self.client_ident,
+                        server_ident: &self.server_ident,
+                        client_kexinit,
+                        server_kexinit,
+                        host_key: &host_key,
+                        client_public: &client_public,
+                        server_public: &server_public,
+                        shared: &shared,
+                    },
+                );
+                hostkey::verify_as(&neg.host_key, &host_key, &h, &sig)?;
+                match &self.server_key {
+                    Some(k) if *k != host_key => {
+                        return Err(Error::HostKey(
+                            "the server presented another host key when rekeying".into(),
+                        ))
+                    }
+                    Some(_) => {}
+                    None => {
+                        if let Role::Client(check) = &mut self.role {
+                            check(&host_key)?;
+                        }
+                        self.server_key = Some(host_key);
+                    }
+                }
+                (shared, h)
+            }
+            Role::Server(key) => {
+                let key = key.clone();
+                let init = self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
+                let mut r = Reader::new(&init[1..]);
+                let client_public = r.string("client ephemeral key")?.to_vec();
+                r.finish()?;
+                let server_public = eph.public.clone();
+                let shared = eph.agree(&client_public)?;
+                let host_key = key.public_blob();
+                let h = kex::exchange_hash(
+                    hash_alg,
+                    &HashInput {
+                        client_ident: &self.client_ident,
+                        server_ident: &self.server_ident,
+                        client_kexinit,
+                        server_kexinit,
+                        host_key: &host_key,
+                        client_public: &client_public,
+                        server_public: &server_public,
+                        shared: &shared,
+                    },
+                );
+                let mut w = Writer::new();
+                w.u8(n::KEX_ECDH_REPLY)
+                    .string(&host_key)
+                    .string(&server_public)
+                    .string(&key.sign(&h));
+                self.writer.send_payload(&w.into_bytes())?;
+                (shared, h)
+            }
+        };
+        let session_id = self.session_id.get_or_insert_with(|| h.clone()).clone();
+        let (c2s, s2c) = kex::derive_keys(&neg, &shared, &h, &session_id)?;
+        let (out_keys, in_keys) = if is_server { (s2c, c2s) } else { (c2s, s2c) };
+        let sealer = crypt::sealer(&out_keys)?;
+        let opener = crypt::opener(&in_keys)?;
+        let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
+
+        self.writer.send_payload(&[n::NEWKEYS])?;
+        self.writer.set_sealer(sealer);
+        if strict {
+            self.writer.seq = 0;
+        }
+        self.read_kex_msg(n::NEWKEYS, initial)?;
+        self.reader.set_opener(opener);
+        if strict {
+            self.reader.seq = 0;
+        }
+        self.limit_blocks_out = self.limit_for(out_keys.cipher);
+        self.limit_blocks_in = self.limit_for(in_keys.cipher);
+        if !initial {
+            if let Some(n0) = &mut self.negotiated {
+                n0.cipher_c2s = neg.cipher_c2s;
+                n0.cipher_s2c = neg.cipher_s2c;
+                n0.mac_c2s = neg.mac_c2s;
+                n0.mac_s2c = neg.mac_s2c;
+            }
+        }
+        Ok(())
+    }
+
+    fn limit_for(&self, cipher: &str) -> u64 {
+        let spec = ciphers::cipher(cipher);
+        let block = spec.map_or(8, |s| s.block_len.max(8)) as u64;
+        let by_cipher = spec.map_or(u64::MAX, rekey_blocks);
+        match self.opts.rekey_bytes {
+            Some(b) => by_cipher.min((b / block).max(1)),
+            None => by_cipher,
+        }
+    }
+}
+
+/// Blocks one set of keys may protect. RFC 4344 §3.2: at most 2^(L/4) blocks of an L-bit
+/// block cipher in CBC or CTR mode (512 KiB for 64-bit blocks, Sweet32); other ciphers are
+/// rekeyed every GiB, as OpenSSH does for 8-byte-block stream ciphers.
+pub fn rekey_blocks(spec: &ciphers::CipherSpec) -> u64 {
+    use ciphers::CipherKind;
+    let bits = spec.block_len as u32 * 8;
+    match spec.kind {
+        CipherKind::None => u64::MAX,
+        CipherKind::Cbc | CipherKind::Ctr => 1u64 << (bits / 4),
+        _ if spec.block_len >= 16 => 1u64 << 32,
+        _ => (1u64 << 30) / spec.block_len.max(1) as u64,
+    }
+}
+
+fn parse_disconnect(p: &[u8]) -> Error {
+    let mut r = Reader::new(&p[1..]);
+    let code = r.u32("reason").unwrap_or(0);
+    let text = r
+        .string("description")
+        .map(|t| String::from_utf8_lossy(t).chars().take(200).collect())
+        .unwrap_or_default();
+    Error::PeerDisconnected { code, text }
+}

@@ -1,0 +1,451 @@
+//! Key exchange: algorithm negotiation (RFC 4253 §7.1), curve25519-sha256 (RFC 8731), the
+//! exchange hash and key derivation (RFC 4253 §7.2), and strict KEX (OpenSSH PROTOCOL,
+//! the Terrapin countermeasure).
+
+use super::crypt::DirectionKeys;
+use super::error::{Error, Result};
+use crate::wire::kexinit::KexInit;
+use crate::wire::Writer;
+use ring::agreement;
+use ring::digest;
+
+pub const CURVE25519: &str = "curve25519-sha256";
+pub const CURVE25519_LIBSSH: &str = "curve25519-sha256@libssh.org";
+pub const DH14_SHA256: &str = "diffie-hellman-group14-sha256";
+pub const DH14_SHA1: &str = "diffie-hellman-group14-sha1";
+
+/// Key exchange methods in our preference order: X25519 first; the 2048-bit MODP group
+/// (RFC 8268, RFC 4253 §8.2) for old boards whose sshd has nothing newer.
+pub const KEX_METHODS: &[&str] = &[CURVE25519, CURVE25519_LIBSSH, DH14_SHA256, DH14_SHA1];
+
+/// The hash a key exchange method uses for H and for key derivation.
+pub fn kex_hash(method: &str) -> &'static digest::Algorithm {
+    match method {
+        DH14_SHA1 => &digest::SHA1_FOR_LEGACY_USE_ONLY,
+        _ => &digest::SHA256,
+    }
+}
+pub const STRICT_CLIENT: &str = "kex-strict-c-v00@openssh.com";
+pub const STRICT_SERVER: &str = "kex-strict-s-v00@openssh.com";
+
+/// What we are willing to use, in preference order.
+#[derive(Debug, Clone)]
+pub struct Preferences {
+    pub ciphers: Vec<String>,
+    pub macs: Vec<String>,
+}
+
+impl Preferences {
+    /// Every algorithm this build runs, without the legacy ones.
+    pub fn modern() -> Self {
+        Self::from_catalog(false)
+    }
+
+    pub fn from_catalog(allow_legacy: bool) -> Self {
+        let ciphers = super::crypt::supported_ciphers()
+            .into_iter()
+            .filter(|c| allow_legacy || !ciphers::cipher(c).is_some_and(|s| s.legacy))
+            .map(String::from)
+            .collect();
+        let macs = super::crypt::supported_macs()
+            .into_iter()
+            .map(String::from)
+            .collect();
+        Self { ciphers, macs }
+    }
+}
+
+/// Builds our KEXINIT. `initial` adds the strict-KEX marker, which is only meaningful in
+/// the first exchange.
+pub fn our_kexinit(
+    prefs: &Preferences,
+    opts: &super::conn::Options,
+    is_server: bool,
+    initial: bool,
+) -> KexInit {
+    let mut cookie = [0u8; 16];
+    let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut cookie);
+    let mut kex: Vec<String> = match &opts.kex {
+        Some(k) => k.clone(),
+        None => KEX_METHODS.iter().map(|k| k.to_string()).collect(),
+    };
+    if initial {
+        kex.push(
+            if is_server {
+                STRICT_SERVER
+            } else {
+                STRICT_CLIENT
+            }
+            .to_string(),
+        );
+    }
+    KexInit {
+        cookie,
+        kex,
+        host_key: match (&opts.host_keys, is_server) {
+            (_, true) => vec![super::hostkey::ED25519.to_string()],
+            (Some(h), false) => h.clone(),
+            (None, false) => super::hostkey::VERIFIABLE
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
+        },
+        ciphers_c2s: prefs.ciphers.clone(),
+        ciphers_s2c: prefs.ciphers.clone(),
+        macs_c2s: prefs.macs.clone(),
+        macs_s2c: prefs.macs.clone(),
+        compression_c2s: vec!["none".into()],
+        compression_s2c: vec!["none".into()],
+        languages_c2s: vec![],
+        languages_s2c: vec![],
+        first_kex_follows: false,
+    }
+}
+
+/// The outcome of negotiation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Negotiated {
+    pub kex: String,
+    pub host_key: String,
+    pub cipher_c2s: &'static str,
+    pub cipher_s2c: &'static str,
+    pub mac_c2s: Option<&'static str>,
+    pub mac_s2c: Option<&'static str>,
+    pub strict: bool,
+}
+
+/// RFC 4253 §7.1: the first client algorithm the server also supports.
+fn pick(what: &'static str, client: &[String], server: &[String]) -> Result<String> {
+    client
+        .iter()
+        .find(|c| server.contains(c))
+        .cloned()
+        .ok_or_else(|| Error::NoCommonAlgorithm {
+            what,
+            ours: client.join(","),
+            theirs: server.join(","),
+        })
+}
+
+fn catalog_cipher(name: &str) -> Result<&'static ciphers::CipherSpec> {
+    ciphers::cipher(name).ok_or_else(|| Error::protocol(format!("unknown cipher {name}")))
+}
+
+pub fn negotiate(client: &KexInit, server: &KexInit, initial: bool) -> Result<Negotiated> {
+    let real = |l: &[String]| -> Vec<String> {
+        l.iter()
+            .filter(|k| !k.starts_with("kex-strict-") && !k.starts_with("ext-info-"))
+            .cloned()
+            .collect()
+    };
+    let kex = pick("key exchange", &real(&client.kex), &real(&server.kex))?;
+    let host_key = pick("host key type", &client.host_key, &server.host_key)?;
+    let c2s = catalog_cipher(&pick("cipher", &client.ciphers_c2s, &server.ciphers_c2s)?)?;
+    let s2c = catalog_cipher(&pick("cipher", &client.ciphers_s2c, &server.ciphers_s2c)?)?;
+    let mac = |cipher: &ciphers::CipherSpec, c: &[String], s: &[String]| -> Result<_> {
+        if cipher.is_aead() {
+            return Ok(None);
+        }
+        if cipher.name == "none" && (c.is_empty() || s.is_empty()) {
+            return Ok(None);
+        }
+        let name = pick("MAC", c, s)?;
+        Ok(Some(ciphers::mac(&name).map(|m| m.name).ok_or_else(
+            || Error::protocol(format!("unknown MAC {name}")),
+        )?))
+    };
+    let mac_c2s = mac(c2s, &client.macs_c2s, &server.macs_c2s)?;
+    let mac_s2c = mac(s2c, &client.macs_s2c, &server.macs_s2c)?;
+    pick(
+        "compression",
+        &client.compression_c2s,
+        &server.compression_c2s,
+    )?;
+    pick(
+        "compression",
+        &client.compression_s2c,
+        &server.compression_s2c,
+    )?;
+    let strict = initial
+        && client.kex.iter().any(|k| k == STRICT_CLIENT)
+        && server.kex.iter().any(|k| k == STRICT_SERVER);
+    Ok(Negotiated {
+        kex,
+        host_key,
+        cipher_c2s: c2s.name,
+        cipher_s2c: s2c.name,
+        mac_c2s,
+        mac_s2c,
+        strict,
+    })
+}
+
+/// Our half of the exchange. `public` is what goes on the wire as a `string` (X25519's
+/// 32 bytes, or the body of the DH mpint `e`/`f`, which encodes identically).
+pub struct Ephemeral {
+    secret: Secret,
+    pub public: Vec<u8>,
+}
+
+enum Secret {
+    X25519(agreement::EphemeralPrivateKey),
+    Dh(openssl::bn::BigNum),
+}
+
+fn dh_group14() -> Result<(openssl::bn::BigNum, openssl::bn::BigNum)> {
+    let p = openssl::bn::BigNum::get_rfc3526_prime_2048().map_err(ossl)?;
+    let g = openssl::bn::BigNum::from_u32(2).map_err(ossl)?;
+    Ok((p, g))
+}
+
+fn ossl(e: openssl::error::ErrorStack) -> Error {
+    Error::protocol(format!("libcrypto: {e}"))
+}
+
+/// The mpint body of a non-negative number.
+fn mpint_body(n: &openssl::bn::BigNumRef) -> Vec<u8> {
+    let mut v = n.to_vec();
+    if v.first().is_some_and(|&b| b & 0x80 != 0) {
+        v.insert(0, 0);
+    }
+    v
+}
+
+impl Ephemeral {
+    pub fn new(method: &str) -> Result<Self> {
+        if method == DH14_SHA256 || method == DH14_SHA1 {
+            let (p, g) = dh_group14()?;
+            let mut x = openssl::bn::BigNum::new().map_err(ossl)?;
+            // 512 random bits: twice the security level of the largest derived key.
+            x.rand(512, openssl::bn::MsbOption::ONE, false)
+                .map_err(ossl)?;
+            let mut e = openssl::bn::BigNum::new().map_err(ossl)?;
+            let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
+            e.mod_exp(&g, &x, &p, &mut ctx).map_err(ossl)?;
+            return Ok(Self {
+                public: mpint_body(&e),
+                secret: Secret::Dh(x),
+            });
+        }
+        let rng = ring::rand::SystemRandom::new();
+        let private = agreement::EphemeralPrivateKey::generate(&agreement::X25519, &rng)
+            .map_err(|_| Error::protocol("X25519 key generation failed"))?;
+        let public = private
+            .compute_public_key()
+            .map_err(|_| Error::protocol("X25519 public key failed"))?
+            .as_ref()
+            .to_vec();
+        Ok(Self {
+            secret: Secret::X25519(private),
+            public,
+        })
+    }
+
+    /// The shared secret K, encoded as an mpint (RFC 8731 §3.1, RFC 4253 §8), ready for
+    /// hashing.
+    pub fn agree(self, peer: &[u8]) -> Result<Vec<u8>> {
+        match self.secret {
+            Secret::X25519(private) => {
+                if peer.len() != 32 {
+                    return Err(Error::protocol("X25519 public key is not 32 bytes"));
+                }
+                let peer = agreement::UnparsedPublicKey::new(&agreement::X25519, peer);
+                agreement::agree_ephemeral(private, &peer, |k| {
+                    let mut w = Writer::new();
+                    mpint(&mut w, k);
+                    w.into_bytes()
+                })
+                .map_err(|_| Error::protocol("X25519 agreement failed (all-zero shared secret)"))
+            }
+            Secret::Dh(x) => {
+                let (p, _) = dh_group14()?;
+                if peer.first().is_some_and(|&b| b & 0x80 != 0) || peer.len() > 257 {
+                    return Err(Error::protocol("DH public value is negative or too long"));
+                }
+                let f = openssl::bn::BigNum::from_slice(peer).map_err(ossl)?;
+                let one = openssl::bn::BigNum::from_u32(1).map_err(ossl)?;
+                let mut p1 = openssl::bn::BigNum::new().map_err(ossl)?;
+                p1.checked_sub(&p, &one).map_err(ossl)?;
+                // RFC 4253 §8: 1 < f < p-1, or the secret is predictable.
+                if f <= one || f >= p1 {
+                    return Err(Error::protocol("DH public value out of range"));
+                }
+                let mut k = openssl::bn::BigNum::new().map_err(ossl)?;
+                let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
+                k.mod_exp(&f, &x, &p, &mut ctx).map_err(ossl)?;
+                let mut w = Writer::new();
+                mpint(&mut w, &k.to_vec());
+                Ok(w.into_bytes())
+            }
+        }
+    }
+}
+
+/// Writes unsigned big-endian `v` as an SSH mpint (RFC 4251 §5).
+pub fn mpint(w: &mut Writer, v: &[u8]) {
+    let v = &v[v.iter().take_while(|&&b| b == 0).count()..];
+    if v.first().is_some_and(|&b| b & 0x80 != 0) {
+        w.u32(v.len() as u32 + 1).u8(0).raw(v);
+    } else {
+        w.string(v);
+    }
+}
+
+/// The inputs of the exchange hash H (RFC 4253 §8, RFC 5656 §4).
+pub struct HashInput<'a> {
+    pub client_ident: &'a str,
+    pub server_ident: &'a str,
+    pub client_kexinit: &'a [u8],
+    pub server_kexinit: &'a [u8],
+    pub host_key: &'a [u8],
+    pub client_public: &'a [u8],
+    pub server_public: &'a [u8],
+    /// K already encoded as mpint.
+    pub shared: &'a [u8],
+}
+
+pub fn exchange_hash(alg: &'static digest::Algorithm, i: &HashInput) -> Vec<u8> {
+    let mut w = Writer::new();
+    w.string(i.client_ident.as_bytes())
+        .string(i.server_ident.as_bytes())
+        .string(i.client_kexinit)
+        .string(i.server_kexinit)
+        .string(i.host_key)
+        .string(i.client_public)
+        .string(i.server_public)
+        .raw(i.shared);
+    digest::digest(alg, &w.into_bytes()).as_ref().to_vec()
+}
+
+/// RFC 4253 §7.2: HASH(K || H || letter || session_id), extended with HASH(K || H || K1 ...).
+pub fn derive(
+    alg: &'static digest::Algorithm,
+    shared: &[u8],
+    h: &[u8],
+    letter: u8,
+    session_id: &[u8],
+    len: usize,
+) -> Vec<u8> {
+    let mut ctx = digest::Context::new(alg);
+    ctx.update(shared);
+    ctx.update(h);
+    ctx.update(&[letter]);
+    ctx.update(session_id);
+    let mut out = ctx.finish().as_ref().to_vec();
+    while out.len() < len {
+        let mut ctx = digest::Context::new(alg);
+        ctx.update(shared);
+        ctx.update(h);
+        ctx.update(&out);
+        out.extend_from_slice(ctx.finish().as_ref());
+    }
+    out.truncate(len);
+    out
+}
+
+/// Keys for both directions: (client-to-server, server-to-client).
+pub fn derive_keys(
+    neg: &Negotiated,
+    shared: &[u8],
+    h: &[u8],
+    session_id: &[u8],
+) -> Result<(DirectionKeys, DirectionKeys)> {
+    let alg = kex_hash(&neg.kex);
+    let dir = |cipher: &'static str, mac: Option<&'static str>, letters: [u8; 3]| {
+        let spec = catalog_cipher(cipher)?;
+        let mac_len = mac.and_then(ciphers::mac).map_or(0, |m| m.key_len);
+        Ok::<_, Error>(DirectionKeys {
+            cipher,
+            mac,
+            iv: derive(alg, shared, h, letters[0], session_id, spec.iv_len),
+            key: derive(alg, shared, h, letters[1], session_id, spec.key_len),
+            mac_key: derive(alg, shared, h, letters[2], session_id, mac_len),
+        })
+    };
+    Ok((
+        dir(neg.cipher_c2s, neg.mac_c2s, [b'A', b'C', b'E'])?,
+        dir(neg.cipher_s2c, neg.mac_s2c, [b'B', b'D', b'F'])?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mpint_encoding_per_rfc4251() {
+        let enc = |v: &[u8]| {
+            let mut w = Writer::new();
+            mpint(&mut w, v);
+            w.into_bytes()
+        };
+        assert_eq!(enc(&[0, 0]), [0, 0, 0, 0]);
+        assert_eq!(enc(&[0x09, 0xa3]), [0, 0, 0, 2, 0x09, 0xa3]);
+        assert_eq!(enc(&[0x00, 0x80]), [0, 0, 0, 2, 0x00, 0x80]);
+    }
+
+    #[test]
+    fn both_sides_agree_on_the_secret() {
+        for m in KEX_METHODS {
+            let a = Ephemeral::new(m).unwrap();
+            let b = Ephemeral::new(m).unwrap();
+            let (pa, pb) = (a.public.clone(), b.public.clone());
+            assert_eq!(a.agree(&pb).unwrap(), b.agree(&pa).unwrap(), "{m}");
+        }
+        assert!(Ephemeral::new(CURVE25519)
+            .unwrap()
+            .agree(&[0u8; 32])
+            .is_err());
+        assert!(Ephemeral::new(DH14_SHA256).unwrap().agree(&[1]).is_err());
+        assert!(Ephemeral::new(DH14_SHA256)
+            .unwrap()
+            .agree(&[0xff; 256])
+            .is_err());
+    }
+
+    #[test]
+    fn derivation_extends_past_one_hash() {
+        let k = derive(
+            &digest::SHA1_FOR_LEGACY_USE_ONLY,
+            b"K",
+            b"H",
+            b'C',
+            b"S",
+            64,
+        );
+        assert_eq!(k.len(), 64);
+        assert_eq!(
+            &derive(
+                &digest::SHA1_FOR_LEGACY_USE_ONLY,
+                b"K",
+                b"H",
+                b'C',
+                b"S",
+                16
+            )[..],
+            &k[..16]
+        );
+    }
+
+    #[test]
+    fn client_preference_wins_and_strict_only_initially() {
+        let prefs = Preferences {
+            ciphers: vec!["none".into()],
+            macs: vec![],
+        };
+        let o = super::super::conn::Options::default();
+        let mut c = our_kexinit(&prefs, &o, false, true);
+        let s = our_kexinit(&prefs, &o, true, true);
+        c.ciphers_c2s = vec!["aes128-ctr".into(), "none".into()];
+        let n = negotiate(&c, &s, true).unwrap();
+        assert_eq!(n.cipher_c2s, "none");
+        assert_eq!(n.kex, CURVE25519);
+        assert!(n.strict);
+        assert!(!negotiate(&c, &s, false).unwrap().strict);
+        c.ciphers_s2c = vec!["aes128-ctr".into()];
+        assert!(matches!(
+            negotiate(&c, &s, true),
+            Err(Error::NoCommonAlgorithm { .. })
+        ));
+    }
+}

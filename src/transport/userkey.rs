@@ -1,0 +1,237 @@
+//! Keys a client can log in with (RFC 4252 §7): ed25519 and RSA keys from OpenSSH private
+//! key files, and whatever an ssh-agent holds (draft-miller-ssh-agent).
+
+use super::error::{Error, Result};
+use super::hostkey::{Ed25519Key, ED25519, RSA_SHA256, RSA_SHA512};
+use crate::wire::{Reader, Writer};
+use anyhow::Context as _;
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+
+/// One public key offered in a USERAUTH_REQUEST, with its signature algorithm.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub alg: String,
+    pub blob: Vec<u8>,
+}
+
+pub trait UserKey: Send + Sync {
+    /// The identities to try, in order.
+    fn identities(&self) -> Vec<Identity>;
+    /// The signature blob over `data` for `id`.
+    fn sign(&self, id: &Identity, data: &[u8]) -> Result<Vec<u8>>;
+}
+
+impl UserKey for Ed25519Key {
+    fn identities(&self) -> Vec<Identity> {
+        vec![Identity {
+            alg: ED25519.into(),
+            blob: self.public_blob(),
+        }]
+    }
+
+    fn sign(&self, _id: &Identity, data: &[u8]) -> Result<Vec<u8>> {
+        Ok(Ed25519Key::sign(self, data))
+    }
+}
+
+/// An RSA private key; signs with SHA-2 only (RFC 8332), never SHA-1.
+pub struct RsaKey {
+    pkey: openssl::pkey::PKey<openssl::pkey::Private>,
+    blob: Vec<u8>,
+}
+
+fn ossl(e: openssl::error::ErrorStack) -> Error {
+    Error::protocol(format!("libcrypto: {e}"))
+}
+
+fn mpint_body(v: &[u8]) -> Vec<u8> {
+    let v = &v[v.iter().take_while(|&&b| b == 0).count()..];
+    let mut out = Vec::with_capacity(v.len() + 1);
+    if v.first().is_some_and(|&b| b & 0x80 != 0) {
+        out.push(0);
+    }
+    out.extend_from_slice(v);
+    out
+}
+
+impl RsaKey {
+    fn from_ssh_key(k: &ssh_key::private::RsaKeypair) -> anyhow::Result<Self> {
+        use openssl::bn::{BigNum, BigNumContext};
+        let bn = |m: &ssh_key::Mpint| BigNum::from_slice(m.as_positive_bytes().unwrap_or(&[]));
+        let n = bn(&k.public.n)?;
+        let e = bn(&k.public.e)?;
+        let d = bn(&k.private.d)?;
+        let p = bn(&k.private.p)?;
+        let q = bn(&k.private.q)?;
+        let iqmp = bn(&k.private.iqmp)?;
+        let mut ctx = BigNumContext::new()?;
+        let one = BigNum::from_u32(1)?;
+        let (mut p1, mut q1) = (BigNum::new()?, BigNum::new()?);
+        p1.checked_sub(&p, &one)?;
+        q1.checked_sub(&q, &one)?;
+        let (mut dmp1, mut dmq1) = (BigNum::new()?, BigNum::new()?);
+        dmp1.nnmod(&d, &p1, &mut ctx)?;
+        dmq1.nnmod(&d, &q1, &mut ctx)?;
+        let mut w = Writer::new();
+        w.string(b"ssh-rsa")
+            .string(&mpint_body(&e.to_vec()))
+            .string(&mpint_body(&n.to_vec()));
+        let rsa = openssl::rsa::Rsa::from_private_components(n, e, d, p, q, dmp1, dmq1, iqmp)?;
+        Ok(Self {
+            pkey: openssl::pkey::PKey::from_rsa(rsa)?,
+            blob: w.into_bytes(),
+        })
+    }
+}
+
+impl UserKey for RsaKey {
+    fn identities(&self) -> Vec<Identity> {
+        [RSA_SHA512, RSA_SHA256]
+            .iter()
+            .map(|a| Identity {
+                alg: a.to_string(),
+                blob: self.blob.clone(),
+            })
+            .collect()
+    }
+
+    fn sign(&self, id: &Identity, data: &[u8]) -> Result<Vec<u8>> {
+        let md = match id.alg.as_str() {
+            RSA_SHA512 => openssl::hash::MessageDigest::sha512(),
+            _ => openssl::hash::MessageDigest::sha256(),
+        };
+        let mut s = openssl::sign::Signer::new(md, &self.pkey).map_err(ossl)?;
+        s.update(data).map_err(ossl)?;
+        let sig = s.sign_to_vec().map_err(ossl)?;
+        let mut w = Writer::new();
+        w.string(id.alg.as_bytes()).string(&sig);
+        Ok(w.into_bytes())
+    }
+}
+
+/// Reads an unencrypted OpenSSH private key file (ed25519 or RSA).
+pub fn load(path: &Path) -> anyhow::Result<std::sync::Arc<dyn UserKey>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading key {}", path.display()))?;
+    let key = ssh_key::PrivateKey::from_openssh(&text)
+        .with_context(|| format!("parsing OpenSSH private key {}", path.display()))?;
+    if key.is_encrypted() {
+        anyhow::bail!(
+            "key {} is passphrase-protected: load it into ssh-agent instead",
+            path.display()
+        );
+    }
+    if let Some(pair) = key.key_data().ed25519() {
+        return Ok(std::sync::Arc::new(Ed25519Key::from_seed(
+            pair.private.to_bytes(),
+        )?));
+    }
+    if let Some(pair) = key.key_data().rsa() {
+        return Ok(std::sync::Arc::new(
+            RsaKey::from_ssh_key(pair)
+                .with_context(|| format!("loading RSA key {}", path.display()))?,
+        ));
+    }
+    anyhow::bail!(
+        "key {} is {}: only ssh-ed25519 and RSA keys are supported",
+        path.display(),
+        key.algorithm()
+    )
+}
+
+const AGENTC_REQUEST_IDENTITIES: u8 = 11;
+const AGENT_IDENTITIES_ANSWER: u8 = 12;
+const AGENTC_SIGN_REQUEST: u8 = 13;
+const AGENT_SIGN_RESPONSE: u8 = 14;
+const AGENT_RSA_SHA2_256: u32 = 2;
+const AGENT_RSA_SHA2_512: u32 = 4;
+
+/// The keys an ssh-agent holds; signing goes through the agent, keys never leave it.
+pub struct Agent {
+    socket: PathBuf,
+    ids: Vec<Identity>,
+}
+
+fn agent_call(socket: &Path, req: &[u8]) -> Result<Vec<u8>> {
+    let mut s = UnixStream::connect(socket)?;
+    s.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut framed = (req.len() as u32).to_be_bytes().to_vec();
+    framed.extend_from_slice(req);
+    s.write_all(&framed)?;
+    let mut len = [0u8; 4];
+    s.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len == 0 || len > 256 * 1024 {
+        return Err(Error::Auth(format!("ssh-agent sent a {len}-byte reply")));
+    }
+    let mut buf = vec![0u8; len];
+    s.read_exact(&mut buf)?;
+    Ok(buf)
+}
+
+impl Agent {
+    /// Connects to the agent at `socket` (usually `$SSH_AUTH_SOCK`) and lists its keys.
+    pub fn connect(socket: &Path) -> Result<Self> {
+        let reply = agent_call(socket, &[AGENTC_REQUEST_IDENTITIES])?;
+        let mut r = Reader::new(&reply);
+        if r.u8("agent reply")? != AGENT_IDENTITIES_ANSWER {
+            return Err(Error::Auth("ssh-agent refused to list keys".into()));
+        }
+        let n = r.u32("key count")?;
+        let mut ids = Vec::new();
+        for _ in 0..n.min(1024) {
+            let blob = r.string("key blob")?.to_vec();
+            r.string("comment")?;
+            let kind = Reader::new(&blob)
+                .utf8("key type")
+                .unwrap_or("")
+                .to_string();
+            match kind.as_str() {
+                ED25519 => ids.push(Identity {
+                    alg: ED25519.into(),
+                    blob,
+                }),
+                "ssh-rsa" => {
+                    for alg in [RSA_SHA512, RSA_SHA256] {
+                        ids.push(Identity {
+                            alg: alg.into(),
+                            blob: blob.clone(),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Self {
+            socket: socket.to_path_buf(),
+            ids,
+        })
+    }
+}
+
+impl UserKey for Agent {
+    fn identities(&self) -> Vec<Identity> {
+        self.ids.clone()
+    }
+
+    fn sign(&self, id: &Identity, data: &[u8]) -> Result<Vec<u8>> {
+        let flags = match id.alg.as_str() {
+            RSA_SHA512 => AGENT_RSA_SHA2_512,
+            RSA_SHA256 => AGENT_RSA_SHA2_256,
+            _ => 0,
+        };
+        let mut w = Writer::new();
+        w.u8(AGENTC_SIGN_REQUEST)
+            .string(&id.blob)
+            .string(data)
+            .u32(flags);
+        let reply = agent_call(&self.socket, &w.into_bytes())?;
+        let mut r = Reader::new(&reply);
+        if r.u8("agent reply")? != AGENT_SIGN_RESPONSE {
+            return Err(Error::Auth("ssh-agent refused to sign".into()));
+        }
+        Ok(r.string("signature")?.to_vec())
+    }
+}
