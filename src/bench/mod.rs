@@ -11,5 +11,6 @@ pub mod remote;
 pub mod run;
 pub mod stats;
 pub mod verdict;
+pub mod window;
 
 pub use model::{BenchReport, Direction, ResultRow};
