@@ -196,7 +196,10 @@ fn config_text(
     dir: &Path,
     listen: IpAddr,
     port: u16,
-    host_key: &Path, ciphers: &str, macs: &str) -> String {
+    host_key: &Path,
+    ciphers: &str,
+    macs: &str,
+) -> String {
     let d = dir.display();
     format!(
         "# private sshd started by sshtune bench; deleted when the run ends\n\

@@ -69,13 +69,16 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         .median_mib_s
         .unwrap();
     assert_agree(
-        &format!("{rate_mbit} Mbit/s {cipher}: sshtune median vs plain ssh"),
+        &format!("{rate_mbit} Mbit/s {cipher}: sshtune median vs plain ssh + cat"),
         median,
         independent,
         0.10,
     );
     for needle in ["network", "ceiling", "ratio"] {
-        assert!(explain.contains(needle), "--explain lacks {needle}: {explain}");
+        assert!(
+            explain.contains(needle),
+            "--explain lacks {needle}: {explain}"
+        );
     }
     eprintln!("{explain}");
 }

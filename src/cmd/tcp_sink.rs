@@ -44,7 +44,10 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
             Ok((s, _)) => s,
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
-                    bail!("timed out after {} s waiting for a connection", args.timeout);
+                    bail!(
+                        "timed out after {} s waiting for a connection",
+                        args.timeout
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(10));
                 continue;

@@ -53,8 +53,18 @@ impl NetnsLink {
         ip(&["netns", "add", &link.client_ns]);
         ip(&["netns", "add", &link.server_ns]);
         ip(&[
-            "link", "add", "vc", "netns", &link.client_ns, "type", "veth", "peer", "name", "vs",
-            "netns", &link.server_ns,
+            "link",
+            "add",
+            "vc",
+            "netns",
+            &link.client_ns,
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "vs",
+            "netns",
+            &link.server_ns,
         ]);
         for (ns, dev, addr) in [
             (&link.client_ns, "vc", link.client_ip),
@@ -70,8 +80,22 @@ impl NetnsLink {
                 run(
                     "ip",
                     &[
-                        "netns", "exec", ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf",
-                        "rate", &format!("{rate}mbit"), "burst", "256kb", "latency", "10ms",
+                        "netns",
+                        "exec",
+                        ns,
+                        "tc",
+                        "qdisc",
+                        "add",
+                        "dev",
+                        dev,
+                        "root",
+                        "tbf",
+                        "rate",
+                        &format!("{rate}mbit"),
+                        "burst",
+                        "256kb",
+                        "latency",
+                        "10ms",
                     ],
                 );
             }
@@ -87,12 +111,22 @@ impl NetnsLink {
 
     /// Command prefix that runs a program inside the server namespace.
     pub fn server_wrapper(&self) -> Vec<String> {
-        vec!["ip".into(), "netns".into(), "exec".into(), self.server_ns.clone()]
+        vec![
+            "ip".into(),
+            "netns".into(),
+            "exec".into(),
+            self.server_ns.clone(),
+        ]
     }
 
     /// Command prefix that runs a program inside the client namespace.
     pub fn client_wrapper(&self) -> Vec<String> {
-        vec!["ip".into(), "netns".into(), "exec".into(), self.client_ns.clone()]
+        vec![
+            "ip".into(),
+            "netns".into(),
+            "exec".into(),
+            self.client_ns.clone(),
+        ]
     }
 }
 

@@ -62,16 +62,24 @@ pub fn row<'a>(report: &'a BenchReport, cipher: &str, direction: Direction) -> &
 fn ssh(prefix: &[String], target: &SshTarget, cipher: &str, remote: &str) -> Command {
     let mut c = prefixed(prefix, "ssh");
     c.args(&target.options)
-        .args(["-o", "BatchMode=yes", "-o", "Compression=no", "-o", "ControlPath=none"])
+        .args([
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "Compression=no",
+            "-o",
+            "ControlPath=none",
+        ])
         .args(["-x", "-a", "-c", cipher, "--"])
         .arg(&target.destination)
         .arg(remote);
     c
 }
 
-/// Upload rate in MiB/s measured without sshtune: `head -c N /dev/zero | ssh -c C dest 'pv -f
-/// -a > /dev/null'`; pv on the receiving end times from the moment the remote command starts
-/// (after login, like sshtune's clock) to the last byte. Median of `runs` transfers.
+/// Upload rate in MiB/s measured without sshtune: `head -c N /dev/zero | ssh -c C dest 'cat >
+/// /dev/null'`, with the clock on the receiving end (`date` before and after `cat`), so it runs
+/// from the moment the remote command starts (after login, like sshtune's) to the last byte.
+/// Median of `runs` transfers.
 pub fn independent_upload(
     prefix: &[String],
     target: &SshTarget,
@@ -79,6 +87,7 @@ pub fn independent_upload(
     bytes: u64,
     runs: usize,
 ) -> f64 {
+    let remote = "s=$(date +%s%N); cat > /dev/null; e=$(date +%s%N); echo ns=$((e - s))";
     let mut rates: Vec<f64> = (0..runs)
         .map(|_| {
             let mut head = prefixed(prefix, "head")
@@ -87,14 +96,23 @@ pub fn independent_upload(
                 .spawn()
                 .expect("head starts");
             let feed = head.stdout.take().expect("piped");
-            let out = ssh(prefix, target, cipher, "pv -f -a > /dev/null")
+            let out = ssh(prefix, target, cipher, remote)
                 .stdin(Stdio::from(feed))
                 .output()
                 .expect("ssh starts");
             let _ = head.wait();
-            let err = String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "independent ssh failed: {err}");
-            pv_average(&err).unwrap_or_else(|| panic!("no pv average rate in {err:?}"))
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "independent ssh failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let ns: f64 = text
+                .trim()
+                .strip_prefix("ns=")
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no timing from the remote side: {text:?}"));
+            bytes as f64 / (1024.0 * 1024.0) / (ns / 1e9)
         })
         .collect();
     rates.sort_by(f64::total_cmp);
@@ -126,5 +144,8 @@ pub fn assert_agree(what: &str, a: f64, b: f64, tol: f64) {
         dev * 100.0,
         tol * 100.0
     );
-    eprintln!("{what}: {a:.2} vs {b:.2} MiB/s ({:+.1}%)", (a - b) / b * 100.0);
+    eprintln!(
+        "{what}: {a:.2} vs {b:.2} MiB/s ({:+.1}%)",
+        (a - b) / b * 100.0
+    );
 }

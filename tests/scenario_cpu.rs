@@ -1,0 +1,137 @@
+//! Scenarios 2 and 3, CPU-bound: one end in a cgroup with a CPU quota of a fraction of one
+//! core ("the board"). The verdict must name that end, its CPU must come out at the quota, and
+//! the ciphers must rank by their CPU cost.
+
+mod support;
+
+use sshtune::bench::model::{BenchReport, Direction, Verdict};
+use sshtune::embedded::{EmbeddedSshd, Options};
+use support::cgroup::CpuQuota;
+use support::scenario::{assert_agree, bench, exclusive, independent_upload, row};
+
+/// The cheapest cipher per byte first; aes256-cbc with its MAC costs clearly more.
+const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "aes256-cbc"];
+const QUOTA_PCT: u32 = 15;
+const SIZE_MIB: u64 = 64;
+
+fn args() -> Vec<String> {
+    [
+        "--ciphers",
+        &CIPHERS.join(","),
+        "--direction",
+        "upload",
+        "--size",
+        &format!("{SIZE_MIB}M"),
+        "--repeat",
+        "3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The constrained side's CPU is the quota, and the cheaper cipher is significantly faster.
+fn check_cpu_bound(report: &BenchReport, explain: &str, verdict: Verdict, client_side: bool) {
+    let mut cost = Vec::new();
+    for cipher in CIPHERS {
+        let r = row(report, cipher, Direction::Upload);
+        assert_eq!(r.verdict, Some(verdict), "{cipher}: {r:#?}");
+        let cpu = if client_side {
+            r.client_cpu_pct
+        } else {
+            r.server_cpu_pct
+        }
+        .expect("CPU measured");
+        let share = cpu / f64::from(QUOTA_PCT);
+        assert!(
+            (0.85..=1.1).contains(&share),
+            "{cipher}: constrained side at {cpu:.1}% vs a {QUOTA_PCT}% quota"
+        );
+        eprintln!(
+            "{cipher}: {:.1} MiB/s, constrained CPU {cpu:.1}% of a {QUOTA_PCT}% quota",
+            r.median_mib_s.unwrap()
+        );
+        cost.push((cipher, cpu / r.median_mib_s.unwrap()));
+    }
+    // Ranked by CPU cost: with the same CPU budget, the cheaper cipher per MiB is faster.
+    let ranking = report
+        .ranking
+        .iter()
+        .find(|r| r.direction == Direction::Upload)
+        .expect("upload ranking");
+    let by_cost: Vec<&str> = {
+        let mut c = cost.clone();
+        c.sort_by(|a, b| a.1.total_cmp(&b.1));
+        c.iter().map(|(n, _)| *n).collect()
+    };
+    let by_speed: Vec<&str> = ranking.entries.iter().map(|e| e.cipher.as_str()).collect();
+    assert_eq!(by_speed, by_cost, "ranking follows CPU cost: {ranking:#?}");
+    assert_eq!(by_speed[0], CIPHERS[0]);
+    assert!(ranking.significant, "{ranking:#?}");
+    for needle in ["quota", "ceiling", "ratio", verdict.as_str()] {
+        assert!(
+            explain.contains(needle),
+            "--explain lacks {needle}: {explain}"
+        );
+    }
+    eprintln!("{explain}");
+}
+
+#[test]
+fn server_cpu_bound() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let server = EmbeddedSshd::start_with(&Options {
+        wrapper: quota.wrapper(),
+        ..Options::default()
+    })
+    .expect("sshd starts in the cgroup");
+    let args = args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (report, explain) = bench(&[], &server.target, &args);
+    assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
+    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
+    let cipher = CIPHERS[1];
+    let independent = independent_upload(&[], &server.target, cipher, SIZE_MIB << 20, 3);
+    let median = row(&report, cipher, Direction::Upload)
+        .median_mib_s
+        .unwrap();
+    assert_agree(
+        &format!("server quota {QUOTA_PCT}% {cipher}: sshtune median vs plain ssh + cat"),
+        median,
+        independent,
+        0.10,
+    );
+}
+
+#[test]
+fn client_cpu_bound() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let args = args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (report, explain) = bench(&quota.wrapper(), &server.target, &args);
+    assert_eq!(report.client.cpu_quota_cores, Some(quota.cores()));
+    check_cpu_bound(&report, &explain, Verdict::ClientCpu, true);
+    let cipher = CIPHERS[1];
+    let independent =
+        independent_upload(&quota.wrapper(), &server.target, cipher, SIZE_MIB << 20, 3);
+    let median = row(&report, cipher, Direction::Upload)
+        .median_mib_s
+        .unwrap();
+    assert_agree(
+        &format!("client quota {QUOTA_PCT}% {cipher}: sshtune median vs plain ssh + cat"),
+        median,
+        independent,
+        0.10,
+    );
+}
