@@ -7,7 +7,7 @@ mod support;
 use sshtune::bench::model::{Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::netns::NetnsLink;
-use support::scenario::{assert_agree, bench, exclusive, independent_upload, row};
+use support::scenario::{assert_agree, bench, bracketed, exclusive, independent_upload, row};
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
@@ -26,21 +26,26 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
     .expect("sshd starts in the server namespace");
     let client = link.client_wrapper();
     let size = format!("{size_mib}M");
-    let (report, explain) = bench(
-        &client,
-        &server.target,
-        &[
-            "--ciphers",
-            &CIPHERS.join(","),
-            "--direction",
-            "upload",
-            "--size",
-            &size,
-            "--repeat",
-            "3",
-            "--remote-sshtune",
-            env!("CARGO_BIN_EXE_sshtune"),
-        ],
+    let ((report, explain), independent) = bracketed(
+        |runs| independent_upload(&client, &server.target, CIPHERS[0], size_mib << 20, runs),
+        || {
+            bench(
+                &client,
+                &server.target,
+                &[
+                    "--ciphers",
+                    &CIPHERS.join(","),
+                    "--direction",
+                    "upload",
+                    "--size",
+                    &size,
+                    "--repeat",
+                    "3",
+                    "--remote-sshtune",
+                    env!("CARGO_BIN_EXE_sshtune"),
+                ],
+            )
+        },
     );
     let rate = link.rate_mib_s().expect("shaped");
     let ceiling = report.ceiling.as_ref().expect("ceiling measured");
@@ -64,7 +69,6 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         );
     }
     let cipher = CIPHERS[0];
-    let independent = independent_upload(&client, &server.target, cipher, size_mib << 20, 2);
     let median = row(&report, cipher, Direction::Upload)
         .median_mib_s
         .unwrap();

@@ -1,6 +1,10 @@
 //! A CPU-limited cgroup (v1 `cpu.cfs_quota_us`, or v2 `cpu.max` where only v2 exists): puts a
 //! server or a client on "a board" whose CPU the test knows. Dropping it kills what is still
 //! inside (only processes the test started there) and removes the group, also on panic.
+//!
+//! The group also gets the highest scheduling weight: the quota is then the only limit, as on
+//! a board whose CPU is slow but not shared, even when other work loads this machine (a group
+//! with the default weight and two busy processes can fall well short of its quota then).
 
 use std::fs;
 use std::path::PathBuf;
@@ -29,6 +33,7 @@ impl CpuQuota {
             let g = Self { dir, pct };
             write(&g.dir.join("cpu.cfs_period_us"), &PERIOD_US.to_string());
             write(&g.dir.join("cpu.cfs_quota_us"), &quota.to_string());
+            write(&g.dir.join("cpu.shares"), "262144");
             return g;
         } else {
             let root = PathBuf::from("/sys/fs/cgroup");
@@ -42,6 +47,7 @@ impl CpuQuota {
         fs::create_dir(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
         let g = Self { dir, pct };
         write(&g.dir.join("cpu.max"), &format!("{quota} {PERIOD_US}"));
+        write(&g.dir.join("cpu.weight"), "10000");
         g
     }
 

@@ -79,16 +79,16 @@ fn ssh(prefix: &[String], target: &SshTarget, cipher: &str, remote: &str) -> Com
 /// Upload rate in MiB/s measured without sshtune: `head -c N /dev/zero | ssh -c C dest 'cat >
 /// /dev/null'`, with the clock on the receiving end (`date` before and after `cat`), so it runs
 /// from the moment the remote command starts (after login, like sshtune's) to the last byte.
-/// Median of `runs` transfers.
+/// Returns the rate of each of `runs` transfers.
 pub fn independent_upload(
     prefix: &[String],
     target: &SshTarget,
     cipher: &str,
     bytes: u64,
     runs: usize,
-) -> f64 {
+) -> Vec<f64> {
     let remote = "s=$(date +%s%N); cat > /dev/null; e=$(date +%s%N); echo ns=$((e - s))";
-    let mut rates: Vec<f64> = (0..runs)
+    (0..runs)
         .map(|_| {
             let mut head = prefixed(prefix, "head")
                 .args(["-c", &bytes.to_string(), "/dev/zero"])
@@ -114,9 +114,22 @@ pub fn independent_upload(
                 .unwrap_or_else(|| panic!("no timing from the remote side: {text:?}"));
             bytes as f64 / (1024.0 * 1024.0) / (ns / 1e9)
         })
-        .collect();
-    rates.sort_by(f64::total_cmp);
-    rates[rates.len() / 2]
+        .collect()
+}
+
+/// Runs `measure` (the sshtune bench) between two halves of the independent measurement, so a
+/// change in this machine's load during the test hits both sides alike; returns its result
+/// and the median of the independent samples.
+pub fn bracketed<T>(
+    independent: impl Fn(usize) -> Vec<f64>,
+    measure: impl FnOnce() -> T,
+) -> (T, f64) {
+    let mut samples = independent(2);
+    let result = measure();
+    samples.extend(independent(2));
+    samples.sort_by(f64::total_cmp);
+    let n = samples.len();
+    (result, (samples[n / 2 - 1] + samples[n / 2]) / 2.0)
 }
 
 /// The last `[5.22MiB/s]` of pv's `-a` output, in MiB/s.
