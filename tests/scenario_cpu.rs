@@ -7,7 +7,7 @@ mod support;
 use sshtune::bench::model::{BenchReport, Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::cgroup::CpuQuota;
-use support::scenario::{assert_agree, bench, bracketed, exclusive, independent_upload, row};
+use support::scenario::{agreeing, bench, exclusive, independent_upload, row};
 
 /// The cheapest cipher per byte first; 3des-cbc costs an order of magnitude more, so the
 /// ranking has a truth to find even on a noisy machine.
@@ -81,6 +81,28 @@ fn check_cpu_bound(report: &BenchReport, explain: &str, verdict: Verdict, client
     eprintln!("{explain}");
 }
 
+/// Runs the bench (under `prefix`) against `target`, with the independent measurement of the
+/// cheap cipher around it (under the same prefix) agreeing within 10%.
+fn measured(
+    what: &str,
+    prefix: &[String],
+    target: &sshtune::target::SshTarget,
+) -> (BenchReport, String) {
+    let args = args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    agreeing(
+        &format!("{what} {}: sshtune median vs plain ssh + cat", CIPHERS[0]),
+        0.10,
+        |runs| independent_upload(prefix, target, CIPHERS[0], INDEPENDENT_BYTES, runs),
+        || bench(prefix, target, &args),
+        |(report, _)| {
+            row(report, CIPHERS[0], Direction::Upload)
+                .median_mib_s
+                .unwrap()
+        },
+    )
+}
+
 #[test]
 fn server_cpu_bound() {
     if !support::is_root() {
@@ -94,24 +116,9 @@ fn server_cpu_bound() {
         ..Options::default()
     })
     .expect("sshd starts in the cgroup");
-    let args = args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let ((report, explain), independent) = bracketed(
-        |runs| independent_upload(&[], &server.target, CIPHERS[0], INDEPENDENT_BYTES, runs),
-        || bench(&[], &server.target, &args),
-    );
+    let (report, explain) = measured(&format!("server quota {QUOTA_PCT}%"), &[], &server.target);
     assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
     check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
-    let cipher = CIPHERS[0];
-    let median = row(&report, cipher, Direction::Upload)
-        .median_mib_s
-        .unwrap();
-    assert_agree(
-        &format!("server quota {QUOTA_PCT}% {cipher}: sshtune median vs plain ssh + cat"),
-        median,
-        independent,
-        0.10,
-    );
 }
 
 #[test]
@@ -123,30 +130,11 @@ fn client_cpu_bound() {
     let _one = exclusive();
     let server = EmbeddedSshd::start("").expect("sshd starts");
     let quota = CpuQuota::new(QUOTA_PCT);
-    let args = args();
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let ((report, explain), independent) = bracketed(
-        |runs| {
-            independent_upload(
-                &quota.wrapper(),
-                &server.target,
-                CIPHERS[0],
-                INDEPENDENT_BYTES,
-                runs,
-            )
-        },
-        || bench(&quota.wrapper(), &server.target, &args),
+    let (report, explain) = measured(
+        &format!("client quota {QUOTA_PCT}%"),
+        &quota.wrapper(),
+        &server.target,
     );
     assert_eq!(report.client.cpu_quota_cores, Some(quota.cores()));
     check_cpu_bound(&report, &explain, Verdict::ClientCpu, true);
-    let cipher = CIPHERS[0];
-    let median = row(&report, cipher, Direction::Upload)
-        .median_mib_s
-        .unwrap();
-    assert_agree(
-        &format!("client quota {QUOTA_PCT}% {cipher}: sshtune median vs plain ssh + cat"),
-        median,
-        independent,
-        0.10,
-    );
 }

@@ -5,7 +5,7 @@ mod support;
 
 use sshtune::bench::model::{Direction, Verdict};
 use sshtune::embedded::EmbeddedSshd;
-use support::scenario::{assert_agree, bench, bracketed, exclusive, independent_upload, row};
+use support::scenario::{agreeing, bench, exclusive, independent_upload, row};
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
@@ -13,31 +13,34 @@ const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh
 fn loopback_is_never_network_bound() {
     let _one = exclusive();
     let server = EmbeddedSshd::start("").expect("sshd starts");
-    let ((report, explain), independent) = bracketed(
+    let ciphers = CIPHERS.join(",");
+    let args = [
+        "--ciphers",
+        &ciphers,
+        "--direction",
+        "both",
+        "--min-duration",
+        "2",
+        "--repeat",
+        "3",
+    ];
+    let (report, explain) = agreeing(
+        &format!("loopback {}: sshtune median vs plain ssh + cat", CIPHERS[0]),
+        0.10,
         |runs| independent_upload(&[], &server.target, CIPHERS[0], 512 << 20, runs),
-        || {
-            bench(
-                &[],
-                &server.target,
-                &[
-                    "--ciphers",
-                    &CIPHERS.join(","),
-                    "--direction",
-                    "both",
-                    "--min-duration",
-                    "2",
-                    "--repeat",
-                    "3",
-                ],
-            )
+        || bench(&[], &server.target, &args),
+        |(report, _)| {
+            row(report, CIPHERS[0], Direction::Upload)
+                .median_mib_s
+                .unwrap()
         },
     );
     let ceiling = report.ceiling.as_ref().expect("loopback ceiling measured");
     assert!(ceiling.method.contains("loopback"), "{}", ceiling.method);
     for r in &report.results {
         assert!(r.error.is_none(), "{r:#?}");
-        assert_ne!(r.verdict, Some(Verdict::Network), "{r:#?}");
         assert!(r.verdict.is_some(), "{r:#?}");
+        assert_ne!(r.verdict, Some(Verdict::Network), "{r:#?}");
         eprintln!(
             "{} {}: {:.1} MiB/s, {} ({})",
             r.cipher,
@@ -49,14 +52,6 @@ fn loopback_is_never_network_bound() {
     }
     // Both directions ranked, each saying whether its order is significant.
     assert_eq!(report.ranking.len(), 2, "{:#?}", report.ranking);
-    let cipher = CIPHERS[0];
-    let r = row(&report, cipher, Direction::Upload);
-    assert_agree(
-        &format!("loopback {cipher}: sshtune median vs plain ssh + cat"),
-        r.median_mib_s.unwrap(),
-        independent,
-        0.10,
-    );
     for needle in ["ceiling", "ratio", "client CPU", "server CPU"] {
         assert!(
             explain.contains(needle),

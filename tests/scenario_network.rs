@@ -7,7 +7,7 @@ mod support;
 use sshtune::bench::model::{Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::netns::NetnsLink;
-use support::scenario::{assert_agree, bench, bracketed, exclusive, independent_upload, row};
+use support::scenario::{agreeing, assert_agree, bench, exclusive, independent_upload, row};
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
@@ -26,25 +26,31 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
     .expect("sshd starts in the server namespace");
     let client = link.client_wrapper();
     let size = format!("{size_mib}M");
-    let ((report, explain), independent) = bracketed(
+    let ciphers = CIPHERS.join(",");
+    let args = [
+        "--ciphers",
+        &ciphers,
+        "--direction",
+        "upload",
+        "--size",
+        &size,
+        "--repeat",
+        "3",
+        "--remote-sshtune",
+        env!("CARGO_BIN_EXE_sshtune"),
+    ];
+    let (report, explain) = agreeing(
+        &format!(
+            "{rate_mbit} Mbit/s {}: sshtune median vs plain ssh + cat",
+            CIPHERS[0]
+        ),
+        0.10,
         |runs| independent_upload(&client, &server.target, CIPHERS[0], size_mib << 20, runs),
-        || {
-            bench(
-                &client,
-                &server.target,
-                &[
-                    "--ciphers",
-                    &CIPHERS.join(","),
-                    "--direction",
-                    "upload",
-                    "--size",
-                    &size,
-                    "--repeat",
-                    "3",
-                    "--remote-sshtune",
-                    env!("CARGO_BIN_EXE_sshtune"),
-                ],
-            )
+        || bench(&client, &server.target, &args),
+        |(report, _)| {
+            row(report, CIPHERS[0], Direction::Upload)
+                .median_mib_s
+                .unwrap()
         },
     );
     let rate = link.rate_mib_s().expect("shaped");
@@ -59,26 +65,15 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
     );
     for cipher in CIPHERS {
         let r = row(&report, cipher, Direction::Upload);
-        let median = r.median_mib_s.expect("measured");
         assert_eq!(r.verdict, Some(Verdict::Network), "{cipher}: {r:#?}");
         assert_agree(
             &format!("{rate_mbit} Mbit/s {cipher}: sshtune median vs raw-TCP ceiling"),
-            median,
+            r.median_mib_s.expect("measured"),
             ceiling.mib_s,
             0.10,
         );
     }
-    let cipher = CIPHERS[0];
-    let median = row(&report, cipher, Direction::Upload)
-        .median_mib_s
-        .unwrap();
-    assert_agree(
-        &format!("{rate_mbit} Mbit/s {cipher}: sshtune median vs plain ssh + cat"),
-        median,
-        independent,
-        0.10,
-    );
-    for needle in ["network", "ceiling", "ratio"] {
+    for needle in ["network", "ceiling", "ratio", "client CPU", "server CPU"] {
         assert!(
             explain.contains(needle),
             "--explain lacks {needle}: {explain}"
