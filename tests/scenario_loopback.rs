@@ -27,7 +27,7 @@ fn loopback_is_never_network_bound() {
     let (report, explain) = agreeing(
         &format!("loopback {}: sshtune median vs plain ssh + cat", CIPHERS[0]),
         0.10,
-        |runs| independent_upload(&[], &server.target, CIPHERS[0], 512 << 20, runs),
+        |runs| independent_upload(&[], &server.target, CIPHERS[0], 256 << 20, runs),
         || bench(&[], &server.target, &args),
         |(report, _)| {
             row(report, CIPHERS[0], Direction::Upload)
