@@ -7,7 +7,7 @@ mod support;
 use sshtune::bench::model::{BenchReport, Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::cgroup::CpuQuota;
-use support::scenario::{agreeing, bench, exclusive, independent_upload, row};
+use support::scenario::{agreeing, bench, exclusive, independent_upload, median_and_spread, row};
 
 /// The cheapest cipher per byte first; 3des-cbc costs an order of magnitude more, so the
 /// ranking has a truth to find even on a noisy machine.
@@ -95,11 +95,7 @@ fn measured(
         0.10,
         |runs| independent_upload(prefix, target, CIPHERS[0], INDEPENDENT_BYTES, runs),
         || bench(prefix, target, &args),
-        |(report, _)| {
-            row(report, CIPHERS[0], Direction::Upload)
-                .median_mib_s
-                .unwrap()
-        },
+        |(report, _)| median_and_spread(report, CIPHERS[0]),
     )
 }
 

@@ -5,7 +5,7 @@ mod support;
 
 use sshtune::bench::model::{Direction, Verdict};
 use sshtune::embedded::EmbeddedSshd;
-use support::scenario::{agreeing, bench, exclusive, independent_upload, row};
+use support::scenario::{agreeing, bench, exclusive, independent_upload, median_and_spread, row};
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
@@ -29,11 +29,7 @@ fn loopback_is_never_network_bound() {
         0.10,
         |runs| independent_upload(&[], &server.target, CIPHERS[0], 256 << 20, runs),
         || bench(&[], &server.target, &args),
-        |(report, _)| {
-            row(report, CIPHERS[0], Direction::Upload)
-                .median_mib_s
-                .unwrap()
-        },
+        |(report, _)| median_and_spread(report, CIPHERS[0]),
     );
     let ceiling = report.ceiling.as_ref().expect("loopback ceiling measured");
     assert!(ceiling.method.contains("loopback"), "{}", ceiling.method);

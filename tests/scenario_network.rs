@@ -7,7 +7,9 @@ mod support;
 use sshtune::bench::model::{Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::netns::NetnsLink;
-use support::scenario::{agreeing, assert_agree, bench, exclusive, independent_upload, row};
+use support::scenario::{
+    agreeing, assert_agree, bench, exclusive, independent_upload, median_and_spread, row,
+};
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
@@ -47,11 +49,7 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         0.10,
         |runs| independent_upload(&client, &server.target, CIPHERS[0], size_mib << 20, runs),
         || bench(&client, &server.target, &args),
-        |(report, _)| {
-            row(report, CIPHERS[0], Direction::Upload)
-                .median_mib_s
-                .unwrap()
-        },
+        |(report, _)| median_and_spread(report, CIPHERS[0]),
     );
     let rate = link.rate_mib_s().expect("shaped");
     let ceiling = report.ceiling.as_ref().expect("ceiling measured");
@@ -87,7 +85,9 @@ fn network_bound_50_mbit() {
     network_bound(50, 12);
 }
 
+/// Not 200 Mbit/s: there ssh over tbf alternates between ~85% and ~99% of raw TCP from one
+/// transfer to the next (queue and 2 MiB-window interplay), which makes a flaky reference.
 #[test]
-fn network_bound_200_mbit() {
-    network_bound(200, 48);
+fn network_bound_100_mbit() {
+    network_bound(100, 24);
 }
