@@ -25,6 +25,9 @@ pub enum Command {
     Config(ConfigArgs),
     /// Raw cost of each SSH cipher and MAC on this CPU, next to `openssl speed` of the same primitive.
     Speed(SpeedArgs),
+    /// Raw-TCP receiver that bench starts on the server to measure the path's ceiling.
+    #[command(hide = true)]
+    TcpSink(TcpSinkArgs),
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -146,6 +149,27 @@ pub struct BenchArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Path of sshtune on the server, for measuring the raw-TCP ceiling (default: found in the
+    /// remote PATH, if there).
+    #[arg(long, value_name = "PATH")]
+    pub remote_sshtune: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TcpSinkArgs {
+    /// Address to listen on. Default: the server address of the ssh connection
+    /// (SSH_CONNECTION), else 127.0.0.1.
+    #[arg(long)]
+    pub listen: Option<std::net::IpAddr>,
+    /// Secret the sender must present first; other connections are ignored.
+    #[arg(long)]
+    pub token: String,
+    /// Connections to count before exiting.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
+    pub count: u32,
+    /// Give up after this many seconds in total.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: u64,
 }
 
 #[derive(Debug, Args)]

@@ -6,13 +6,27 @@ use crate::target::{ssh_query, SshTarget};
 use anyhow::{bail, Context, Result};
 use std::fs;
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const INSTALL_HINT: &str = "no OpenSSH server (sshd) found: install it (Debian/Ubuntu: \
     apt-get install openssh-server; Fedora: dnf install openssh-server) or pass a HOST";
+
+/// How to start the private sshd when the loopback default does not fit (tests put it in a
+/// network namespace or a CPU-limited cgroup).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Extra sshd_config lines.
+    pub extra: String,
+    /// Address to listen on (127.0.0.1 when None).
+    pub listen: Option<IpAddr>,
+    /// A command prefix that starts sshd elsewhere, e.g. `ip netns exec NS`; it must end by
+    /// exec-ing its arguments so the pid we hold stays sshd's. With a wrapper the address may be
+    /// unreachable from here, so readiness is taken from the pid file sshd writes after binding.
+    pub wrapper: Vec<String>,
+}
 
 /// A running private sshd. Dropping it stops the server and deletes every file it used.
 pub struct EmbeddedSshd {
@@ -28,6 +42,15 @@ impl EmbeddedSshd {
     /// come first, so they win over the defaults (sshd keeps the first value of a keyword);
     /// tests use it to change one setting.
     pub fn start(extra: &str) -> Result<Self> {
+        Self::start_with(&Options {
+            extra: extra.to_string(),
+            ..Options::default()
+        })
+    }
+
+    /// Like `start`, with a listen address and a command wrapper.
+    pub fn start_with(opts: &Options) -> Result<Self> {
+        let listen = opts.listen.unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
         let sshd = find_program("sshd").context(INSTALL_HINT)?;
         let dir = tempfile::Builder::new()
             .prefix("sshtune-sshd-")
@@ -53,14 +76,29 @@ impl EmbeddedSshd {
         for _attempt in 0..5 {
             let port = free_port()?;
             let config = dir.path().join("sshd_config");
-            let mut text = String::from(extra);
+            let _ = fs::remove_file(dir.path().join("sshd.pid"));
+            let mut text = opts.extra.clone();
             if !text.is_empty() && !text.ends_with('\n') {
                 text.push('\n');
             }
-            text.push_str(&config_text(dir.path(), port, &host_key, &ciphers, &macs));
+            text.push_str(&config_text(
+                dir.path(),
+                listen,
+                port,
+                &host_key,
+                &ciphers,
+                &macs,
+            ));
             fs::write(&config, &text)?;
             let log = dir.path().join("sshd.log");
-            let mut cmd = Command::new(&sshd);
+            let mut cmd = match opts.wrapper.split_first() {
+                Some((prog, args)) => {
+                    let mut c = Command::new(prog);
+                    c.args(args).arg(&sshd);
+                    c
+                }
+                None => Command::new(&sshd),
+            };
             cmd.args(["-D", "-e", "-f"])
                 .arg(&config)
                 .stdin(Stdio::null())
@@ -68,16 +106,22 @@ impl EmbeddedSshd {
                 .stderr(fs::File::create(&log)?)
                 .process_group(0);
             let mut child = ChildGuard::spawn_group(&mut cmd, "the embedded sshd")?;
-            match wait_ready(&mut child, port, &log) {
+            let ready = if opts.wrapper.is_empty() {
+                wait_ready(&mut child, listen, port, &log)
+            } else {
+                wait_pidfile(&mut child, &dir.path().join("sshd.pid"), &log)
+            };
+            match ready {
                 Ok(()) => {
                     let known_hosts = dir.path().join("known_hosts");
                     let pubkey = fs::read_to_string(host_key.with_extension("pub"))?;
                     let key: Vec<&str> = pubkey.split_whitespace().take(2).collect();
                     fs::write(
                         &known_hosts,
-                        format!("[127.0.0.1]:{port} {}\n", key.join(" ")),
+                        format!("[{listen}]:{port} {}\n", key.join(" ")),
                     )?;
-                    let target = client_target(port, &user, &client_key, &known_hosts);
+                    let mut target = client_target(port, &user, &client_key, &known_hosts);
+                    target.destination = listen.to_string();
                     return Ok(Self {
                         child,
                         dir,
@@ -153,12 +197,19 @@ fn free_port() -> Result<u16> {
     Ok(l.local_addr()?.port())
 }
 
-fn config_text(dir: &Path, port: u16, host_key: &Path, ciphers: &str, macs: &str) -> String {
+fn config_text(
+    dir: &Path,
+    listen: IpAddr,
+    port: u16,
+    host_key: &Path,
+    ciphers: &str,
+    macs: &str,
+) -> String {
     let d = dir.display();
     format!(
         "# private sshd started by sshtune bench; deleted when the run ends\n\
          Port {port}\n\
-         ListenAddress 127.0.0.1\n\
+         ListenAddress {listen}\n\
          HostKey {}\n\
          PidFile {d}/sshd.pid\n\
          AuthorizedKeysFile {d}/authorized_keys\n\
@@ -213,14 +264,14 @@ fn client_target(port: u16, user: &str, key: &Path, known_hosts: &Path) -> SshTa
 }
 
 /// Ready means: sshd accepts a connection and sends its identification.
-fn wait_ready(child: &mut ChildGuard, port: u16, log: &Path) -> Result<()> {
+fn wait_ready(child: &mut ChildGuard, addr: IpAddr, port: u16, log: &Path) -> Result<()> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if let Some(status) = child.child_mut().try_wait()? {
             let text = fs::read_to_string(log).unwrap_or_default();
             bail!("sshd exited ({status}): {}", last_line(&text));
         }
-        if let Ok(s) = TcpStream::connect(("127.0.0.1", port)) {
+        if let Ok(s) = TcpStream::connect((addr, port)) {
             s.set_read_timeout(Some(Duration::from_secs(2)))?;
             let mut line = String::new();
             if BufReader::new(s).read_line(&mut line).is_ok() && line.starts_with("SSH-") {
@@ -229,7 +280,24 @@ fn wait_ready(child: &mut ChildGuard, port: u16, log: &Path) -> Result<()> {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-    bail!("sshd did not accept connections on 127.0.0.1:{port} within 10 s")
+    bail!("sshd did not accept connections on {addr}:{port} within 10 s")
+}
+
+/// sshd (without -d) writes its pid file only once its listeners are bound.
+fn wait_pidfile(child: &mut ChildGuard, pidfile: &Path, log: &Path) -> Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        if let Some(status) = child.child_mut().try_wait()? {
+            let text = fs::read_to_string(log).unwrap_or_default();
+            bail!("sshd exited ({status}): {}", last_line(&text));
+        }
+        let pid = fs::read_to_string(pidfile).unwrap_or_default();
+        if pid.trim().parse::<u32>().is_ok() {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    bail!("sshd did not write its pid file within 10 s")
 }
 
 use std::os::unix::process::CommandExt as _;

@@ -11,6 +11,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => sshtune::cmd::serve::run(args),
         Command::Config(args) => sshtune::cmd::config::run(args),
         Command::Speed(args) => sshtune::cmd::speed::run(args),
+        Command::TcpSink(args) => sshtune::cmd::tcp_sink::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -12,5 +12,6 @@ pub mod remote;
 pub mod run;
 pub mod stats;
 pub mod verdict;
+pub mod window;
 
 pub use model::{BenchReport, Direction, ResultRow};

@@ -67,6 +67,35 @@ pub struct BenchReport {
     pub results: Vec<ResultRow>,
     /// Things the user should know about the whole run (each says how to fix it).
     pub warnings: Vec<String>,
+    /// Per direction, the measured rows fastest first, with whether each lead is significant.
+    #[serde(default)]
+    pub ranking: Vec<Ranking>,
+}
+
+/// Order of the measured rows in one direction. Two neighbours are told apart only when their
+/// sample ranges (min–max) do not overlap: a spread wider than the difference means the run
+/// cannot say which is faster, and the report says so instead of ranking them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ranking {
+    pub direction: Direction,
+    /// Fastest first, by median.
+    pub entries: Vec<RankEntry>,
+    /// True when every neighbour is significantly apart.
+    pub significant: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RankEntry {
+    /// 1 = fastest; rows not significantly apart from the one before share its rank.
+    pub rank: u32,
+    pub engine: String,
+    pub cipher: String,
+    pub mac: Option<String>,
+    pub median_mib_s: f64,
+    pub min_mib_s: f64,
+    pub max_mib_s: f64,
+    /// Whether this row is significantly faster than the next one (null for the last).
+    pub ahead_of_next: Option<bool>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -107,6 +136,21 @@ pub struct Ceiling {
     pub mib_s: f64,
     /// How it was obtained (`loopback tcp`, `user-supplied`, ...).
     pub method: String,
+    /// Round trip of the path in ms (fastest TCP connect), when the ceiling was measured remotely.
+    #[serde(default)]
+    pub rtt_ms: Option<f64>,
+}
+
+/// How the loopback ceiling is labelled; see `Ceiling::judges_network`.
+pub const LOOPBACK_CEILING: &str = "loopback TCP";
+
+impl Ceiling {
+    /// The ceiling a verdict may compare against. Over loopback there is no network between
+    /// the ends: the "ceiling" is a memory copy that competes for the same CPUs and is noisy,
+    /// so it is reported for context but never turns a row into `network`.
+    pub fn judges_network(&self) -> Option<f64> {
+        (!self.method.starts_with(LOOPBACK_CEILING)).then_some(self.mib_s)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -36,6 +36,9 @@ pub struct OpenSsh {
     target: SshTarget,
     /// Random data written on upload; incompressible so no layer can cheat.
     payload: Vec<u8>,
+    /// Set when a CPU quota below one core holds both `ssh` and this process: they then draw
+    /// from one budget, and the client CPU figure must count our own feeding/draining too.
+    shared_quota: bool,
 }
 
 impl OpenSsh {
@@ -43,7 +46,12 @@ impl OpenSsh {
         use rand::{RngCore, SeedableRng};
         let mut payload = vec![0u8; 1 << 20];
         rand::rngs::SmallRng::from_entropy().fill_bytes(&mut payload);
-        Self { target, payload }
+        let shared_quota = crate::cgroup::quota_cores("self").is_some_and(|q| q < 1.0);
+        Self {
+            target,
+            payload,
+            shared_quota,
+        }
     }
 
     pub fn command(&self, cipher: Option<&str>, mac: Option<&str>, remote_cmd: &str) -> Command {
@@ -116,7 +124,7 @@ impl Executor for OpenSsh {
             .stderr(Stdio::piped());
         let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
         let stderr = drain_stderr(child.child_mut());
-        let result = run_transfer(&mut child, job, &self.payload);
+        let result = run_transfer(&mut child, job, &self.payload, self.shared_quota);
         let result = match result {
             Ok(s) => Ok(s),
             Err(e) => {
@@ -160,7 +168,12 @@ enum Step {
     Bad(String),
 }
 
-fn run_transfer(child: &mut ChildGuard, job: &Job, payload: &[u8]) -> Result<Sample, Step> {
+fn run_transfer(
+    child: &mut ChildGuard,
+    job: &Job,
+    payload: &[u8],
+    shared_quota: bool,
+) -> Result<Sample, Step> {
     let pid = child.id();
     let stdout = child.child_mut().stdout.take().expect("stdout piped");
     let mut out = BufReader::with_capacity(256 * 1024, stdout);
@@ -179,7 +192,13 @@ fn run_transfer(child: &mut ChildGuard, job: &Job, payload: &[u8]) -> Result<Sam
     };
     watchdog.disarm();
     let t0 = Instant::now();
-    let c0 = process_cpu_seconds(pid);
+    let own = || {
+        shared_quota
+            .then(|| process_cpu_seconds(std::process::id()))
+            .flatten()
+            .unwrap_or(0.0)
+    };
+    let c0 = process_cpu_seconds(pid).map(|c| c + own());
     let tck = ready.ticks_per_s.max(1) as f64;
 
     let (seconds, c1, done) = match job.direction {
@@ -199,7 +218,7 @@ fn run_transfer(child: &mut ChildGuard, job: &Job, payload: &[u8]) -> Result<Sam
             drop(stdin);
             let done = read_done(&mut out)?;
             let seconds = t0.elapsed().as_secs_f64();
-            let c1 = process_cpu_seconds(pid);
+            let c1 = process_cpu_seconds(pid).map(|c| c + own());
             let t = remote::tokens(&done);
             let counted: Option<u64> = t.get("bytes").and_then(|v| v.parse().ok());
             if counted != Some(job.bytes) {
@@ -233,7 +252,7 @@ fn run_transfer(child: &mut ChildGuard, job: &Job, payload: &[u8]) -> Result<Sam
                 }
             }
             let seconds = t0.elapsed().as_secs_f64();
-            let c1 = process_cpu_seconds(pid);
+            let c1 = process_cpu_seconds(pid).map(|c| c + own());
             let done = read_done(&mut out)?;
             if remote::tokens(&done).get("rc") != Some(&"0") {
                 return Err(Step::Bad(format!("remote source failed: {done}")));

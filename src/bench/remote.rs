@@ -7,29 +7,46 @@
 
 use std::collections::HashMap;
 
+/// Sets `q` to the CPU quota of process `$P`'s cgroup (`quota,period`), empty when none.
+macro_rules! quota_snippet {
+    () => {
+        r#"q=; while IFS=: read -r id ctl path; do case ",$ctl," in
+ *,cpu,*) [ -r "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us" ] &&
+   q="$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us"),$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_period_us")";;
+ ,,) [ -z "$q" ] && [ -r "/sys/fs/cgroup$path/cpu.max" ] && q=$(tr " " , < "/sys/fs/cgroup$path/cpu.max");;
+ esac; done < /proc/$P/cgroup 2>/dev/null;"#
+    };
+}
+
 /// Shared prelude: finds the session process `P`, defines `u` (its CPU ticks), `s` (the
-/// aggregate /proc/stat line) and `q` (its cgroup CPU quota). Contains no single quote, since
+/// aggregate /proc/stat line; both with shell builtins only, since on a board with a small CPU
+/// quota every fork+exec inside the timed window costs measurable time) and `q` (its cgroup CPU quota). Under a quota below one core the
+/// session process shares its budget with this shell and the sink/source it runs, so `u` then
+/// adds their ticks (own + reaped children): the figure compared with the quota is the group's. Contains no single quote, since
 /// it travels inside `sh -c '...'`.
-const PRELUDE: &str = r#"P=$PPID; f=0; i=0;
+const PRELUDE: &str = concat!(
+    r#"P=$PPID; f=0; i=0;
 while [ $i -lt 4 ]; do c=$(cat /proc/$P/comm 2>/dev/null);
  case "$c" in sshd*|dropbear*|sshtune*) f=1; break;; esac;
  n=$(sed "s/^.*) //" /proc/$P/stat 2>/dev/null | cut -d" " -f2);
  case "$n" in ""|0|1) break;; esac; P=$n; i=$((i+1)); done;
 [ $f = 1 ] || { P=$PPID; c=$(cat /proc/$P/comm 2>/dev/null); };
 K=$(getconf CLK_TCK 2>/dev/null || echo 100);
-u(){ sed "s/^.*) //" /proc/$P/stat 2>/dev/null | cut -d" " -f12,13 | tr " " ,; };
-s(){ head -n1 /proc/stat 2>/dev/null | tr -s " " , | cut -d, -f2-; };
-q=; while IFS=: read -r id ctl path; do case ",$ctl," in
- *,cpu,*) [ -r "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us" ] &&
-   q="$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_quota_us"),$(cat "/sys/fs/cgroup/cpu$path/cpu.cfs_period_us")";;
- ,,) [ -z "$q" ] && [ -r "/sys/fs/cgroup$path/cpu.max" ] && q=$(tr " " , < "/sys/fs/cgroup$path/cpu.max");;
- esac; done < /proc/$P/cgroup 2>/dev/null;
-echo "SSHTUNE-READY pid=$P comm=$c tck=$K cpu=$(u) stat=$(s) quota=$q";"#;
+u(){ read -r l 2>/dev/null < /proc/$P/stat || return 0; set -- ${l##*) }; a=${12}; b=${13};
+ if [ $g = 1 ]; then read -r l < /proc/$$/stat; set -- ${l##*) }; a=$((a+${12}+${14})); b=$((b+${13}+${15})); fi;
+ echo "$a,$b"; };
+s(){ read -r l 2>/dev/null < /proc/stat || return 0; set -- $l; shift; IFS=,; echo "$*"; };
+"#,
+    quota_snippet!(),
+    r#"
+g=0; case "$q" in [0-9]*,[0-9]*) [ "${q%%,*}" -lt "${q##*,}" ] && g=1;; esac;
+echo "SSHTUNE-READY pid=$P comm=$c tck=$K cpu=$(u) stat=$(s) quota=$q";"#
+);
 
 /// Counts and discards stdin, then reports the count and the CPU counters.
 pub fn upload_script() -> String {
     wrap(&format!(
-        "{PRELUDE} n=$(wc -c | tr -d \" \"); echo \"SSHTUNE-DONE bytes=$n cpu=$(u) stat=$(s)\""
+        "{PRELUDE} n=$(wc -c); n=$((n)); echo \"SSHTUNE-DONE bytes=$n cpu=$(u) stat=$(s)\""
     ))
 }
 
@@ -42,13 +59,17 @@ pub fn download_script(bytes: u64) -> String {
 
 /// Checks login, the tools the transfer scripts need, and gathers facts about the server.
 pub fn preflight_script() -> String {
-    wrap(
+    wrap(concat!(
         r#"echo SSHTUNE-OK; for t in cat head wc sed cut tr getconf; do command -v $t >/dev/null 2>&1 || echo "SSHTUNE-MISSING $t"; done;
 echo "SSHTUNE-INFO kernel=$(uname -r 2>/dev/null)";
 echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
 echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed "s/^ *//")";
-echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)""#,
-    )
+echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)";
+echo "SSHTUNE-INFO sshtune=$(command -v sshtune 2>/dev/null)";
+P=$$; "#,
+        quota_snippet!(),
+        r#" echo "SSHTUNE-INFO quota=$q""#
+    ))
 }
 
 fn wrap(script: &str) -> String {

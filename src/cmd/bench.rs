@@ -3,6 +3,7 @@ use crate::bench::model::{
     self, BenchReport, ClientInfo, Direction, ResultRow, ServerInfo, Settings,
 };
 use crate::bench::openssh::OpenSsh;
+use crate::bench::remote;
 use crate::bench::run::{self, Plan, Progress};
 use crate::cli::{BenchArgs, Directions, Engine};
 use crate::embedded::EmbeddedSshd;
@@ -16,6 +17,8 @@ use std::time::Duration;
 
 /// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
+/// Length of each raw-TCP run against a remote tcp-sink (three are taken).
+const REMOTE_CEILING_RUN: Duration = Duration::from_secs(2);
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -126,27 +129,63 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         Directions::Both => vec![Direction::Upload, Direction::Download],
     };
 
+    let get_info = |k: &str| {
+        info.iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
     let ceiling = match args.ceiling {
         Some(c) => Some(model::Ceiling {
             mib_s: c,
             method: "user-supplied".into(),
+            rtt_ms: None,
         }),
         None if is_loopback(&resolved.hostname) => {
             let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
                 .context("measuring the loopback TCP ceiling")?;
             Some(model::Ceiling {
                 mib_s: m,
-                method: format!("loopback TCP, median of 3 ({lo:.0}–{hi:.0})"),
+                method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
+                rtt_ms: None,
             })
         }
-        None => {
-            warnings.push(
-                "raw-TCP ceiling unknown: pass --ceiling MIB/s (e.g. measured with iperf3) so a \
-                 network-bound row can be recognised"
-                    .into(),
-            );
-            None
-        }
+        None => match args.remote_sshtune.clone().or_else(|| get_info("sshtune")) {
+            Some(path) => {
+                match ceiling::remote_tcp(
+                    |cmd| exec.command(None, None, cmd),
+                    &path,
+                    REMOTE_CEILING_RUN,
+                ) {
+                    Ok(c) => Some(model::Ceiling {
+                        mib_s: c.median_mib_s,
+                        method: format!(
+                            "raw TCP to sshtune tcp-sink on the server, median of 3 ({:.1}–{:.1})",
+                            c.min_mib_s, c.max_mib_s
+                        ),
+                        rtt_ms: c.rtt_s.map(|r| r * 1000.0),
+                    }),
+                    Err(e) => {
+                        process::check_interrupted()?;
+                        warnings.push(format!(
+                            "raw-TCP ceiling could not be measured with {path} tcp-sink on the \
+                             server ({e:#}); pass --ceiling MIB/s so a network-bound row can be \
+                             recognised"
+                        ));
+                        None
+                    }
+                }
+            }
+            None => {
+                warnings.push(
+                    "raw-TCP ceiling unknown: install sshtune on the server (or pass \
+                     --remote-sshtune PATH), or pass --ceiling MIB/s (e.g. measured with iperf3), \
+                     so a network-bound row can be recognised"
+                        .into(),
+                );
+                None
+            }
+        },
     };
     if is_loopback(&resolved.hostname) {
         warnings.push(
@@ -167,7 +206,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     };
     let ctx = run::Context {
         client_quota_cores: client_quota,
-        ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
+        ceiling_mib_s: ceiling.as_ref().and_then(model::Ceiling::judges_network),
     };
     let progress = StderrProgress::new(args.quiet);
     let mut results = run::run(&mut exec, &plan, ctx, &progress)?;
@@ -188,12 +227,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
                 .into(),
         );
     }
-    let get = |k: &str| {
-        info.iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    };
+    let get = get_info;
     if get("proc").as_deref() != Some("yes") {
         warnings
             .push("the server has no readable /proc: server CPU cannot be measured there".into());
@@ -220,7 +254,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
                 cores: get("cores").and_then(|c| c.parse().ok()),
                 kernel: get("kernel"),
             },
-            cpu_quota_cores: None,
+            cpu_quota_cores: get("quota").and_then(|q| remote::parse_quota(&q)),
         },
         settings: Settings {
             engines: match args.engine() {
@@ -233,6 +267,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             min_duration_s: args.min_duration,
         },
         ceiling,
+        ranking: report::ranking::rank(&results),
         results,
         warnings,
     };
@@ -250,13 +285,15 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
         Some(c) => Some(model::Ceiling {
             mib_s: c,
             method: "user-supplied".into(),
+            rtt_ms: None,
         }),
         None if args.host.is_none() => {
             let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
                 .context("measuring the loopback TCP ceiling")?;
             Some(model::Ceiling {
                 mib_s: m,
-                method: format!("loopback TCP, median of 3 ({lo:.0}–{hi:.0})"),
+                method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
+                rtt_ms: None,
             })
         }
         None => None,
@@ -272,7 +309,7 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
     };
     let ctx = run::Context {
         client_quota_cores: cgroup::quota_cores("self"),
-        ceiling_mib_s: ceiling.as_ref().map(|c| c.mib_s),
+        ceiling_mib_s: ceiling.as_ref().and_then(model::Ceiling::judges_network),
     };
     let mut report = super::bench_native::measure(args, plan, ctx)?;
     if ceiling.is_some() {

@@ -124,6 +124,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
         v.get(v.len() / 2).map(|m| model::Ceiling {
             mib_s: *m,
             method: format!("raw TCP to sshtune serve, median of {}", v.len()),
+            rtt_ms: None,
         })
     } else {
         None
@@ -192,7 +193,7 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
     let started = chrono::Local::now().to_rfc3339();
     let mut s = setup(args)?;
     if let Some(c) = &s.ceiling {
-        ctx.ceiling_mib_s = Some(c.mib_s);
+        ctx.ceiling_mib_s = c.judges_network();
     }
     let plan = Plan {
         pairs: pairs(args, &s.server.offered_ciphers),
@@ -200,6 +201,7 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
     };
     let progress = StderrProgress::new(args.quiet);
     let results = run::run(&mut s.exec, &plan, ctx, &progress)?;
+    let ranking = crate::report::ranking::rank(&results);
     Ok(BenchReport {
         schema: model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -220,6 +222,7 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
             min_duration_s: args.min_duration,
         },
         ceiling: s.ceiling.take(),
+        ranking,
         results,
         warnings: std::mem::take(&mut s.warnings),
     })

@@ -138,6 +138,7 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
         engine: Some(Engine::Openssh),
         known_hosts: None,
         ceiling: None,
+        remote_sshtune: None,
         format: Format::Json,
         output: None,
         explain: false,

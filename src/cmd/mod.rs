@@ -6,3 +6,4 @@ pub mod config;
 pub mod probe;
 pub mod serve;
 pub mod speed;
+pub mod tcp_sink;

@@ -4,6 +4,7 @@
 mod csv;
 mod json;
 mod markdown;
+pub mod ranking;
 mod table;
 
 use crate::bench::model::{BenchReport, Direction, ResultRow};
@@ -107,19 +108,83 @@ pub(crate) fn verdict_cell(l: &Line) -> String {
     }
 }
 
-/// Evidence lines behind each verdict (`--explain`).
+/// Evidence lines behind each verdict (`--explain`): the figures the rule in
+/// `bench::verdict` looked at, each next to the threshold it was compared with.
 pub fn explain(report: &BenchReport) -> String {
-    let mut out = String::from("Evidence behind each verdict:\n");
-    for r in &report.results {
-        let what = match (&r.verdict, &r.verdict_reason, &r.error) {
-            (_, _, Some(e)) => format!("error: {e}"),
-            (Some(v), Some(why), None) => format!("{v}: {why}"),
-            _ => "no verdict".into(),
+    use crate::bench::verdict::{CPU_SATURATED, NETWORK_NEAR};
+    let mut out = format!(
+        "Evidence behind each verdict (CPU saturated at >= {:.0}% of its cap; network at >= {:.0}% of the ceiling):\n",
+        CPU_SATURATED * 100.0,
+        NETWORK_NEAR * 100.0
+    );
+    let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
+    let cpu = |name: &str, used: Option<f64>, quota: Option<f64>| {
+        let c = cap(quota);
+        let of = match quota {
+            Some(_) if c < 100.0 => format!("a {c:.0}% quota"),
+            _ => "one core (no quota)".to_string(),
         };
+        match used {
+            Some(u) => format!(
+                "{name} CPU {u:.0}% of {of}: {:.0}% of its cap{}",
+                u / c * 100.0,
+                if u / c >= CPU_SATURATED {
+                    ", saturated"
+                } else {
+                    ""
+                }
+            ),
+            None => format!("{name} CPU unknown (cap {of})"),
+        }
+    };
+    for r in &report.results {
+        out.push_str(&format!("  {} {} {}: ", r.engine, r.cipher, r.direction));
+        match (&r.verdict, &r.error) {
+            (_, Some(e)) => {
+                out.push_str(&format!("error: {e}\n"));
+                continue;
+            }
+            (Some(v), None) => out.push_str(&format!("{v}\n")),
+            (None, None) => out.push_str("no verdict\n"),
+        }
+        if let (Some(m), Some(lo), Some(hi)) = (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
+            out.push_str(&format!(
+                "      throughput {m:.1} MiB/s, median of {} ({lo:.1}–{hi:.1})\n",
+                r.samples.len()
+            ));
+        }
         out.push_str(&format!(
-            "  {:<8} {:<30} {:<8} {what}\n",
-            r.engine, r.cipher, r.direction
+            "      {}\n",
+            cpu("client", r.client_cpu_pct, report.client.cpu_quota_cores)
         ));
+        out.push_str(&format!(
+            "      {}\n",
+            cpu("server", r.server_cpu_pct, report.server.cpu_quota_cores)
+        ));
+        match (&report.ceiling, r.median_mib_s) {
+            (Some(c), Some(m)) if c.mib_s > 0.0 => {
+                out.push_str(&format!(
+                    "      ceiling {:.1} MiB/s ({}): ratio {:.2}\n",
+                    c.mib_s,
+                    c.method,
+                    m / c.mib_s
+                ));
+                if let Some(rtt) = c.rtt_ms.filter(|r| *r > 0.0) {
+                    let w = crate::bench::window::limit_mib_s(
+                        crate::bench::window::OPENSSH_CHANNEL_WINDOW,
+                        rtt / 1000.0,
+                    );
+                    out.push_str(&format!(
+                        "      window: OpenSSH's 2 MiB channel window / {rtt:.2} ms RTT allows {w:.1} MiB/s: ratio {:.2}\n",
+                        m / w
+                    ));
+                }
+            }
+            _ => out.push_str("      ceiling unknown: ratio unknown\n"),
+        }
+        if let Some(why) = &r.verdict_reason {
+            out.push_str(&format!("      reason: {why}\n"));
+        }
     }
     out
 }
@@ -139,6 +204,7 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())
         }
     }
+    out.extend(ranking::lines(report));
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
 }

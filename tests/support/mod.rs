@@ -26,3 +26,7 @@ pub fn stderr(o: &Output) -> String {
 pub fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
+
+pub mod cgroup;
+pub mod netns;
+pub mod scenario;

@@ -1,0 +1,132 @@
+//! Which cipher is faster, and whether the run can tell. A ranking is only worth printing when
+//! the samples support it: when the spread of two rows overlaps, the difference between their
+//! medians is within the noise of the run and they share a rank.
+
+use crate::bench::model::{BenchReport, Direction, RankEntry, Ranking, ResultRow};
+use crate::bench::stats;
+
+/// Ranks the measured rows of each direction, fastest median first.
+pub fn rank(results: &[ResultRow]) -> Vec<Ranking> {
+    let mut out = Vec::new();
+    for direction in [Direction::Upload, Direction::Download] {
+        let mut rows: Vec<&ResultRow> = results
+            .iter()
+            .filter(|r| r.direction == direction && r.error.is_none())
+            .filter(|r| r.median_mib_s.is_some() && !r.samples.is_empty())
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        rows.sort_by(|a, b| b.median_mib_s.unwrap().total_cmp(&a.median_mib_s.unwrap()));
+        let mut entries: Vec<RankEntry> = Vec::new();
+        let mut rank = 1;
+        for (i, r) in rows.iter().enumerate() {
+            if i > 0 {
+                let apart = !stats::ranges_overlap(&rows[i - 1].samples, &r.samples);
+                entries[i - 1].ahead_of_next = Some(apart);
+                if apart {
+                    rank = i as u32 + 1;
+                }
+            }
+            entries.push(RankEntry {
+                rank,
+                engine: r.engine.clone(),
+                cipher: r.cipher.clone(),
+                mac: r.mac.clone(),
+                median_mib_s: r.median_mib_s.unwrap_or(0.0),
+                min_mib_s: stats::min(&r.samples).unwrap_or(0.0),
+                max_mib_s: stats::max(&r.samples).unwrap_or(0.0),
+                ahead_of_next: None,
+            });
+        }
+        let significant = entries.iter().all(|e| e.ahead_of_next != Some(false));
+        out.push(Ranking {
+            direction,
+            entries,
+            significant,
+        });
+    }
+    out
+}
+
+/// One line per direction, e.g. `Ranking, upload: 1. aes128-gcm 327.1 > 2. aes128-ctr 221.0
+/// ≈ 2. chacha20-poly1305 219.5 (not significant: their sample ranges overlap)`.
+pub fn lines(report: &BenchReport) -> Vec<String> {
+    report
+        .ranking
+        .iter()
+        .filter(|r| r.entries.len() > 1)
+        .map(|r| {
+            let mut s = format!("Ranking, {}:", r.direction);
+            for (i, e) in r.entries.iter().enumerate() {
+                if i > 0 {
+                    let apart = r.entries[i - 1].ahead_of_next == Some(true);
+                    s.push_str(if apart { " >" } else { " ≈" });
+                }
+                let name = match &e.mac {
+                    Some(m) => format!("{}+{m}", e.cipher),
+                    None => e.cipher.clone(),
+                };
+                s.push_str(&format!(" {}. {name} {:.1}", e.rank, e.median_mib_s));
+            }
+            if !r.significant {
+                s.push_str(
+                    " (≈: not significant, the spread of the samples is wider than the difference)",
+                );
+            }
+            s
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cipher: &str, samples: &[f64]) -> ResultRow {
+        let mut r = ResultRow::failed("openssh", cipher, None, Direction::Upload, String::new());
+        r.error = None;
+        r.samples = samples.to_vec();
+        r.median_mib_s = stats::median(samples);
+        r
+    }
+
+    #[test]
+    fn overlapping_spreads_share_a_rank() {
+        let rows = vec![
+            row("slow", &[10.0, 11.0, 12.0]),
+            row("fast", &[100.0, 101.0, 99.0]),
+            row("fast-too", &[98.0, 100.5, 97.0]),
+        ];
+        let r = rank(&rows);
+        assert_eq!(r.len(), 1);
+        let e = &r[0].entries;
+        assert_eq!(e[0].cipher, "fast");
+        assert_eq!(
+            e.iter().map(|e| e.rank).collect::<Vec<_>>(),
+            vec![1, 1, 3],
+            "{e:#?}"
+        );
+        assert_eq!(e[0].ahead_of_next, Some(false));
+        assert_eq!(e[1].ahead_of_next, Some(true));
+        assert_eq!(e[2].ahead_of_next, None);
+        assert!(!r[0].significant);
+    }
+
+    #[test]
+    fn clear_differences_are_significant() {
+        let rows = vec![row("a", &[50.0, 52.0, 51.0]), row("b", &[20.0, 21.0, 22.0])];
+        let r = rank(&rows);
+        assert!(r[0].significant);
+        assert_eq!(r[0].entries[1].rank, 2);
+    }
+
+    #[test]
+    fn failed_rows_are_not_ranked() {
+        let rows = vec![
+            row("a", &[50.0]),
+            ResultRow::failed("openssh", "b", None, Direction::Upload, "refused".into()),
+        ];
+        assert_eq!(rank(&rows)[0].entries.len(), 1);
+    }
+}

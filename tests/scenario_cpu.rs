@@ -1,0 +1,136 @@
+//! Scenarios 2 and 3, CPU-bound: one end in a cgroup with a CPU quota of a fraction of one
+//! core ("the board"). The verdict must name that end, its CPU must come out at the quota, and
+//! the ciphers must rank by their CPU cost.
+
+mod support;
+
+use sshtune::bench::model::{BenchReport, Direction, Verdict};
+use sshtune::embedded::{EmbeddedSshd, Options};
+use support::cgroup::CpuQuota;
+use support::scenario::{agreeing, bench, exclusive, independent_upload, median_and_spread, row};
+
+/// The cheapest cipher per byte first; 3des-cbc costs an order of magnitude more, so the
+/// ranking has a truth to find even on a noisy machine.
+const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "3des-cbc"];
+const QUOTA_PCT: u32 = 20;
+/// Bytes per independent transfer of the cheap cipher (~2 s at a 20% quota).
+const INDEPENDENT_BYTES: u64 = 192 << 20;
+
+fn args() -> Vec<String> {
+    [
+        "--ciphers",
+        &CIPHERS.join(","),
+        "--direction",
+        "upload",
+        // Adaptive sizing: >= 2 s per transfer whatever the cipher's speed, so fixed costs
+        // (the remote's start, a window of data in flight) stay small against the transfer.
+        "--min-duration",
+        "2",
+        "--repeat",
+        "3",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The constrained side's CPU is the quota, and the cheaper cipher is significantly faster.
+fn check_cpu_bound(report: &BenchReport, explain: &str, verdict: Verdict, client_side: bool) {
+    let mut cost = Vec::new();
+    for cipher in CIPHERS {
+        let r = row(report, cipher, Direction::Upload);
+        assert_eq!(r.verdict, Some(verdict), "{cipher}: {r:#?}");
+        let cpu = if client_side {
+            r.client_cpu_pct
+        } else {
+            r.server_cpu_pct
+        }
+        .expect("CPU measured");
+        let share = cpu / f64::from(QUOTA_PCT);
+        assert!(
+            (0.85..=1.1).contains(&share),
+            "{cipher}: constrained side at {cpu:.1}% vs a {QUOTA_PCT}% quota"
+        );
+        eprintln!(
+            "{cipher}: {:.1} MiB/s, constrained CPU {cpu:.1}% of a {QUOTA_PCT}% quota",
+            r.median_mib_s.unwrap()
+        );
+        cost.push((cipher, cpu / r.median_mib_s.unwrap()));
+    }
+    // Ranked by CPU cost: with the same CPU budget, the cheaper cipher per MiB is faster.
+    let ranking = report
+        .ranking
+        .iter()
+        .find(|r| r.direction == Direction::Upload)
+        .expect("upload ranking");
+    let by_cost: Vec<&str> = {
+        let mut c = cost.clone();
+        c.sort_by(|a, b| a.1.total_cmp(&b.1));
+        c.iter().map(|(n, _)| *n).collect()
+    };
+    let by_speed: Vec<&str> = ranking.entries.iter().map(|e| e.cipher.as_str()).collect();
+    assert_eq!(by_speed, by_cost, "ranking follows CPU cost: {ranking:#?}");
+    assert_eq!(by_speed[0], CIPHERS[0]);
+    assert!(ranking.significant, "{ranking:#?}");
+    for needle in ["quota", "ceiling", "ratio", verdict.as_str()] {
+        assert!(
+            explain.contains(needle),
+            "--explain lacks {needle}: {explain}"
+        );
+    }
+    eprintln!("{explain}");
+}
+
+/// Runs the bench (under `prefix`) against `target`, with the independent measurement of the
+/// cheap cipher around it (under the same prefix) agreeing within 10%.
+fn measured(
+    what: &str,
+    prefix: &[String],
+    target: &sshtune::target::SshTarget,
+) -> (BenchReport, String) {
+    let args = args();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    agreeing(
+        &format!("{what} {}: sshtune median vs plain ssh + cat", CIPHERS[0]),
+        0.10,
+        |runs| independent_upload(prefix, target, CIPHERS[0], INDEPENDENT_BYTES, runs),
+        || bench(prefix, target, &args),
+        |(report, _)| median_and_spread(report, CIPHERS[0]),
+    )
+}
+
+#[test]
+fn server_cpu_bound() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let server = EmbeddedSshd::start_with(&Options {
+        wrapper: quota.wrapper(),
+        ..Options::default()
+    })
+    .expect("sshd starts in the cgroup");
+    let (report, explain) = measured(&format!("server quota {QUOTA_PCT}%"), &[], &server.target);
+    assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
+    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
+}
+
+#[test]
+fn client_cpu_bound() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let (report, explain) = measured(
+        &format!("client quota {QUOTA_PCT}%"),
+        &quota.wrapper(),
+        &server.target,
+    );
+    assert_eq!(report.client.cpu_quota_cores, Some(quota.cores()));
+    check_cpu_bound(&report, &explain, Verdict::ClientCpu, true);
+}
