@@ -9,6 +9,7 @@ pub mod cgroup;
 pub mod cli;
 pub mod cmd;
 pub mod embedded;
+pub mod pipeline;
 pub mod probe;
 pub mod process;
 pub mod report;

@@ -1,4 +1,5 @@
 //! One module per subcommand: turn validated arguments into working objects, run, present.
 
 pub mod bench;
+pub mod pipeline;
 pub mod probe;
