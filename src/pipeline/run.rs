@@ -106,8 +106,9 @@ pub fn ssh_command(target: &SshTarget, cipher: Option<&str>, remote_cmd: &str) -
     c
 }
 
-/// Runs one helper script; its stdout, or one line saying why not.
-fn remote_call(target: &SshTarget, script: &str, label: &str) -> Result<String> {
+/// Runs one helper script; its stdout, or one line saying why not. `what` names the step
+/// for that line.
+fn remote_call(target: &SshTarget, script: &str, label: &str, what: &str) -> Result<String> {
     process::check_interrupted()?;
     let out = ssh_command(target, None, script)
         .stdin(Stdio::null())
@@ -120,8 +121,8 @@ fn remote_call(target: &SshTarget, script: &str, label: &str) -> Result<String> 
     let stderr = String::from_utf8_lossy(&out.stderr);
     Err(
         match crate::bench::openssh::classify(&stderr, out.status.code(), label) {
-            TransferError::Fatal(e) => e,
-            other => anyhow!("{label}: {other}"),
+            TransferError::Fatal(e) => e.context(format!("while {what}")),
+            other => anyhow!("{label}: {other} (while {what})"),
         },
     )
 }
@@ -134,25 +135,37 @@ struct RemoteDir {
     keep: bool,
 }
 
-impl Drop for RemoteDir {
-    fn drop(&mut self) {
+impl RemoteDir {
+    /// Removes the directory unless the user keeps it. Runs also after Ctrl-C, so it does not
+    /// check for interruption.
+    fn remove(&self) -> Result<()> {
         if self.keep {
-            return;
+            return Ok(());
         }
-        match remote_call(&self.target, &remote::remove(&self.path), &self.label) {
-            Ok(o) if o.contains("SSHTUNE-OK") => {}
-            Ok(o) => eprintln!(
-                "sshtune: warning: could not remove {} on {}: {}",
-                self.path,
-                self.label,
-                crate::process::last_line(&o)
-            ),
-            Err(e) => eprintln!(
-                "sshtune: warning: could not remove {} on {}: {e:#}",
-                self.path, self.label
-            ),
+        let out = ssh_command(&self.target, None, &remote::remove(&self.path))
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| anyhow!("cannot run ssh: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if stdout.contains("SSHTUNE-OK") {
+            return Ok(());
         }
+        bail!(
+            "{} on {} could not be removed ({})",
+            self.path,
+            self.label,
+            crate::process::last_line(&String::from_utf8_lossy(&out.stderr))
+        )
     }
+}
+
+/// Everything a run creates that must go away in order: the remote run directory (needs the
+/// server), then the embedded server, then its temp destination.
+#[derive(Default)]
+struct Resources {
+    remote_dir: Option<RemoteDir>,
+    embedded: Option<EmbeddedSshd>,
+    auto_dir: Option<tempfile::TempDir>,
 }
 
 fn info<'a>(out: &'a str, key: &str) -> Option<&'a str> {
@@ -171,14 +184,37 @@ fn median_u64(v: &[u64]) -> Option<u64> {
 
 pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport> {
     process::install_signal_handlers()?;
+    let mut res = Resources::default();
+    let result = measure_in(args, say, &mut res);
+    let cleaned = res.remote_dir.take().map(|d| d.remove()).transpose();
+    drop(res.embedded.take());
+    if args.keep {
+        // The user asked to keep the files: an auto-created destination stays too.
+        let _ = res.auto_dir.take().map(tempfile::TempDir::keep);
+    }
+    match (result, cleaned) {
+        (Ok(r), Ok(_)) => Ok(r),
+        (Ok(mut r), Err(e)) => {
+            r.warnings.push(format!("{e:#}"));
+            Ok(r)
+        }
+        (Err(e), Ok(_)) => Err(e),
+        (Err(e), Err(c)) => Err(anyhow!("{e:#}; {c:#}")),
+    }
+}
+
+fn measure_in(
+    args: &PipelineArgs,
+    say: &dyn Fn(&str),
+    res: &mut Resources,
+) -> Result<PipelineReport> {
     let t0 = Instant::now();
     let started = chrono::Local::now().to_rfc3339();
     let mut warnings = Vec::new();
     let dest = parse_dest(args.destination.as_deref())?;
 
     // Kept alive for the whole run; dropping them stops the server and removes the temp dir.
-    let mut auto_dir = None;
-    let (embedded, target, dir, label) = match &dest.host {
+    let (target, dir, label) = match &dest.host {
         None => {
             if !args.ssh.to_ssh_options().is_empty() {
                 bail!("ssh options (-p, -l, -i, -F, -o) need a HOST:DIR destination");
@@ -191,22 +227,17 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
                 None => {
                     let t = tempfile::Builder::new().prefix("sshtune-dest-").tempdir()?;
                     let p = t.path().display().to_string();
-                    auto_dir = Some(t);
+                    res.auto_dir = Some(t);
                     p
                 }
             };
             say("starting the embedded loopback sshd");
             let server = EmbeddedSshd::start("")?;
             let target = server.target.clone();
-            (
-                Some(server),
-                target,
-                dir,
-                "the embedded loopback sshd".to_string(),
-            )
+            res.embedded = Some(server);
+            (target, dir, "the embedded loopback sshd".to_string())
         }
         Some(h) => (
-            None,
             SshTarget {
                 destination: h.clone(),
                 options: args.ssh.to_ssh_options(),
@@ -246,6 +277,7 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
         &target,
         &remote::preflight(&dir, &run_dir, &args.rsync_path),
         &label,
+        "checking the destination",
     )?;
     if let Some(err) = pre.lines().find_map(|l| l.strip_prefix("SSHTUNE-ERR ")) {
         let (what, why) = err.split_once(' ').unwrap_or((err, ""));
@@ -253,7 +285,8 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
             "missing" => bail!("destination directory {dir} does not exist on {label}"),
             "notwritable" => bail!(
                 "destination directory {dir} on {label} is not writable: {}",
-                why.trim_start_matches("sh: 1: cannot create ").trim()
+                // The shell's `sh: 1: cannot create PATH: Read-only file system` → the cause.
+                why.rsplit_once(": ").map_or(why, |(_, c)| c).trim()
             ),
             "norsync" => bail!(
                 "rsync ({}) is missing on {label}: install it there or pass --rsync-path",
@@ -268,12 +301,12 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
             crate::process::last_line(&pre)
         );
     }
-    let guard = RemoteDir {
+    res.remote_dir = Some(RemoteDir {
         target: target.clone(),
         path: run_dir.clone(),
         label: label.clone(),
         keep: args.keep,
-    };
+    });
 
     let mut storage = StorageInfo {
         device: info(&pre, "device").map(String::from),
@@ -417,7 +450,7 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
             )
         } else {
             stages::disk_only(
-                |s| remote_call(&target, s, &label),
+                |s| remote_call(&target, s, &label, "measuring the disk-only ceiling"),
                 &run_dir,
                 mib,
                 args.repeat,
@@ -490,7 +523,12 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
                         populated = true;
                     }
                 } else {
-                    let out = remote_call(&target, &remote::reset(&data_dir), &label)?;
+                    let out = remote_call(
+                        &target,
+                        &remote::reset(&data_dir),
+                        &label,
+                        "emptying the destination between runs",
+                    )?;
                     if !out.contains("SSHTUNE-OK") {
                         bail!(
                             "cannot empty {data_dir} on {label}: {}",
@@ -553,7 +591,7 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
             })
             .collect();
     }
-    let same_machine = embedded.is_some() || is_loopback(&resolved.hostname);
+    let same_machine = res.embedded.is_some() || is_loopback(&resolved.hostname);
     if same_machine {
         warnings.push("client and server share this machine's CPUs and disk: good for ranking, not for absolute figures of a remote link".into());
     }
@@ -580,7 +618,7 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
             Some(h) => format!("{h}:{dir}"),
             None => format!("embedded loopback sshd:{dir}"),
         },
-        embedded: embedded.is_some(),
+        embedded: res.embedded.is_some(),
         same_machine,
         remote_dir: run_dir.clone(),
         keep: args.keep,
@@ -605,12 +643,6 @@ pub fn measure(args: &PipelineArgs, say: &dyn Fn(&str)) -> Result<PipelineReport
         series: sampler::series(&intervals, t0),
         warnings,
     };
-    drop(guard);
-    if args.keep && auto_dir.is_some() {
-        // The user asked to keep the files: the auto-created destination stays too.
-        let _ = auto_dir.take().map(tempfile::TempDir::keep);
-    }
-    drop(embedded);
     Ok(report)
 }
 

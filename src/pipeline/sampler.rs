@@ -200,6 +200,15 @@ pub fn classify(p: &Proc, procs: &HashMap<u32, Proc>, known: &Known) -> &'static
     "other"
 }
 
+/// What changed between two snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub seconds: f64,
+    /// CPU per group and the `total-*` figures, % of one core.
+    pub cpu: Vec<(String, f64)>,
+    pub dm_write_bytes_s: Option<f64>,
+}
+
 /// CPU per group between two snapshots, % of one core, plus the totals.
 pub fn delta(
     a: &Snapshot,
@@ -207,7 +216,7 @@ pub fn delta(
     tck: f64,
     known: &Known,
     dm: Option<&str>,
-) -> Option<(f64, Vec<(String, f64)>, Option<f64>)> {
+) -> Option<Delta> {
     let dt = b.uptime - a.uptime;
     if dt <= 0.0 {
         return None;
@@ -249,7 +258,11 @@ pub fn delta(
     let dm_rate = written(a)
         .zip(written(b))
         .map(|(x, y)| y.saturating_sub(x) as f64 * 512.0 / dt);
-    Some((dt, out, dm_rate))
+    Some(Delta {
+        seconds: dt,
+        cpu: out,
+        dm_write_bytes_s: dm_rate,
+    })
 }
 
 /// Reads the local machine in the same format the remote loop prints.
@@ -321,16 +334,16 @@ impl Shared {
 
     fn record(&self, side: Side, prev: &Snapshot, cur: &Snapshot, tck: f64, known: &Known) {
         let dm = self.dm.lock().ok().and_then(|g| g.clone());
-        if let Some((dt, cpu, dm_rate)) = delta(prev, cur, tck, known, dm.as_deref()) {
+        if let Some(d) = delta(prev, cur, tck, known, dm.as_deref()) {
             let phase = self.phase.lock().ok().and_then(|g| g.clone());
             if let Ok(mut v) = self.intervals.lock() {
                 v.push(Interval {
                     side,
                     end: Instant::now(),
-                    seconds: dt,
+                    seconds: d.seconds,
                     phase,
-                    cpu,
-                    dm_write_bytes_s: dm_rate,
+                    cpu: d.cpu,
+                    dm_write_bytes_s: d.dm_write_bytes_s,
                 });
             }
         }
@@ -571,8 +584,12 @@ mod tests {
             exclude_children_of: vec![],
             marked: vec![],
         };
-        let (dt, cpu, dm) = delta(&a, &b, 100.0, &known, Some("dm-0")).unwrap();
-        assert_eq!(dt, 1.0);
+        let Delta {
+            seconds,
+            cpu,
+            dm_write_bytes_s: dm,
+        } = delta(&a, &b, 100.0, &known, Some("dm-0")).unwrap();
+        assert_eq!(seconds, 1.0);
         let g = |n: &str| cpu.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(g("sshd"), Some(40.0));
         assert_eq!(g("rsync-receiver"), Some(10.0));
