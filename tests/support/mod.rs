@@ -24,3 +24,4 @@ pub fn stderr(o: &Output) -> String {
 pub fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
+pub mod vm;
