@@ -26,3 +26,4 @@ pub fn is_root() -> bool {
 }
 
 pub mod pipeline;
+pub mod vm;
