@@ -389,7 +389,10 @@ fn measure_in(
     }
     let mut ceilings = Vec::new();
     let mut machine_cores = info(&pre, "cores").and_then(|c| c.parse().ok());
-    if !args.no_ceilings {
+    // With the ciphers chosen by the user, each one's SSH-only ceiling is measured right before
+    // its rsync runs instead: on a machine whose load changes, figures taken minutes apart
+    // do not compare.
+    if !args.no_ceilings && args.ciphers.is_empty() {
         say(&format!(
             "stage ceiling: SSH only, {} cipher(s)",
             candidates.len()
@@ -481,6 +484,19 @@ fn measure_in(
     let mut populated = false;
     let mut rows = Vec::new();
     for cipher in &chosen {
+        if !args.no_ceilings && !args.ciphers.is_empty() {
+            say(&format!("stage ceiling: SSH only, {cipher}"));
+            shared.set_phase(Some("ceiling:ssh".into()));
+            let (rows, report) = stages::ssh_only(
+                &target.destination,
+                &target.options,
+                std::slice::from_ref(cipher),
+                args.repeat,
+                args.quiet,
+            )?;
+            machine_cores = machine_cores.or(report.server.machine.cores);
+            ceilings.extend(rows);
+        }
         let e = rsync::ssh_command(&target.options, SSH_FIXED, Some(cipher));
         let mut refused: Option<String> = None;
         for &variant in &variants {
@@ -590,6 +606,20 @@ fn measure_in(
                 pct: (pct * 10.0).round() / 10.0,
             })
             .collect();
+    }
+    for row in &rows {
+        let ssh = ceilings
+            .iter()
+            .find(|c| c.stage == "ssh" && c.cipher.as_ref() == Some(&row.cipher))
+            .and_then(|c| c.median_mib_s);
+        if let (Some(m), Some(c), "whole-file") = (row.median_mib_s, ssh, row.variant.as_str()) {
+            if m > c * 1.2 {
+                warnings.push(format!(
+                    "{}: rsync ran at {m:.1} MiB/s, above its SSH-only ceiling of {c:.1}: the machine's load changed between the measurements, so compare ratios with care",
+                    row.cipher
+                ));
+            }
+        }
     }
     let same_machine = res.embedded.is_some() || is_loopback(&resolved.hostname);
     if same_machine {
