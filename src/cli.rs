@@ -28,6 +28,9 @@ pub enum Command {
     /// Raw-TCP receiver that bench starts on the server to measure the path's ceiling.
     #[command(hide = true)]
     TcpSink(TcpSinkArgs),
+    /// rsync over SSH into a remote directory, measured as one system: throughput, CPU per
+    /// stage on both ends, stage ceilings and what to change.
+    Pipeline(PipelineArgs),
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -330,6 +333,62 @@ fn parse_min_time(s: &str) -> Result<f64, String> {
         return Err("--min-time must be between 0.001 and 600 seconds".into());
     }
     Ok(v)
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PipelineArgs {
+    /// `HOST:/dest/dir` (host as ssh takes it). A bare `/dir` or nothing: a private sshd on
+    /// 127.0.0.1 writing into DIR (default: a temp directory), removed afterwards.
+    pub destination: Option<String>,
+    #[command(flatten)]
+    pub ssh: SshArgs,
+    /// SSH ciphers to run rsync with (comma-separated). Default: the fastest `ok`-graded
+    /// ciphers by an SSH-only bench in this run, plus the one ssh picks by default.
+    #[arg(long, value_delimiter = ',')]
+    pub ciphers: Vec<String>,
+    /// How many ciphers the default choice keeps.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_ciphers: u32,
+    /// Generated dataset shape (incompressible random data).
+    #[arg(long, value_enum, default_value_t = crate::pipeline::dataset::DatasetKind::Big)]
+    pub dataset: crate::pipeline::dataset::DatasetKind,
+    /// Generated dataset size.
+    #[arg(long, value_parser = parse_size, default_value = "256M")]
+    pub size: u64,
+    /// Transfer this directory (or file) instead of generated data.
+    #[arg(long, conflicts_with_all = ["dataset", "size"])]
+    pub source: Option<PathBuf>,
+    /// rsync variants (comma-separated).
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "whole-file,delta,delta-md5,compress"
+    )]
+    pub variants: Vec<crate::pipeline::rsync::Variant>,
+    /// Timed runs per cipher and variant (and per stage ceiling).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub repeat: u32,
+    /// rsync program on the remote side (rsync --rsync-path).
+    #[arg(long, default_value = "rsync")]
+    pub rsync_path: String,
+    /// Sampling interval of the CPU and I/O readers, milliseconds.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(50..=5000))]
+    pub interval_ms: u64,
+    /// Do not measure stage ceilings (SSH-only, disk-only, rsync-local); no verdict then.
+    #[arg(long)]
+    pub no_ceilings: bool,
+    /// Leave the files this run wrote on the remote side.
+    #[arg(long)]
+    pub keep: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the report to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// No progress on stderr.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

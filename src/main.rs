@@ -12,6 +12,7 @@ fn main() -> ExitCode {
         Command::Config(args) => sshtune::cmd::config::run(args),
         Command::Speed(args) => sshtune::cmd::speed::run(args),
         Command::TcpSink(args) => sshtune::cmd::tcp_sink::run(args),
+        Command::Pipeline(args) => sshtune::cmd::pipeline::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

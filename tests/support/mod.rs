@@ -29,4 +29,6 @@ pub fn is_root() -> bool {
 
 pub mod cgroup;
 pub mod netns;
+pub mod pipeline;
 pub mod scenario;
+pub mod vm;

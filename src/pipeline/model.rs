@@ -1,0 +1,153 @@
+//! The pipeline result as data: schema `sshtune.pipeline/1` (documented in docs/pipeline.md).
+//! Presentation lives in `render.rs`; nothing here is computed twice.
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "sshtune.pipeline/1";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PipelineReport {
+    pub schema: String,
+    pub tool_version: String,
+    pub started: String,
+    /// `HOST:DIR` as given, or the embedded server's label.
+    pub destination: String,
+    pub embedded: bool,
+    /// Both ends run on this machine (loopback): their CPU figures overlap.
+    pub same_machine: bool,
+    /// The directory this run wrote into on the remote side (removed unless `keep`).
+    pub remote_dir: String,
+    pub keep: bool,
+    pub dataset: DatasetInfo,
+    pub storage: StorageInfo,
+    pub settings: Settings,
+    pub ceilings: Vec<StageCeiling>,
+    pub rows: Vec<Row>,
+    pub verdict: Verdict,
+    /// Sampled CPU and I/O, both sides, every `settings.interval_ms`.
+    pub series: Vec<Tick>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DatasetInfo {
+    /// `big`, `small`, `mixed` or `source`.
+    pub kind: String,
+    pub files: u64,
+    pub bytes: u64,
+    /// Set for `--source`; generated datasets live in a temp dir removed after the run.
+    pub source: Option<String>,
+}
+
+/// What backs the destination directory on the remote side.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct StorageInfo {
+    pub device: Option<String>,
+    pub fstype: Option<String>,
+    /// `dm-N` of the dm-crypt mapping under the filesystem, if any.
+    pub dm_device: Option<String>,
+    pub dm_name: Option<String>,
+    /// `aes-xts-plain64` etc., from `dmsetup table` (needs root on the remote).
+    pub crypt_cipher: Option<String>,
+    pub sector_size: Option<u32>,
+    /// dm-crypt optional flags in force (`no_read_workqueue`, `same_cpu_crypt`, ...).
+    pub crypt_flags: Vec<String>,
+    pub free_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Settings {
+    pub ciphers: Vec<String>,
+    pub variants: Vec<String>,
+    pub repeat: u32,
+    pub interval_ms: u64,
+    pub rsync_version: Option<String>,
+    pub remote_rsync: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StageCeiling {
+    /// `ssh`, `disk` or `rsync-local`.
+    pub stage: String,
+    /// For `ssh`: the cipher.
+    pub cipher: Option<String>,
+    pub samples: Vec<f64>,
+    pub median_mib_s: Option<f64>,
+    pub min_mib_s: Option<f64>,
+    pub max_mib_s: Option<f64>,
+    /// How it was measured, in words.
+    pub method: String,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Row {
+    pub cipher: String,
+    /// `whole-file`, `delta`, `delta-md5`, `compress`.
+    pub variant: String,
+    /// The exact rsync options that differ between variants.
+    pub rsync_flags: Vec<String>,
+    /// Dataset bytes per run (the sync's payload, not the wire bytes).
+    pub bytes: u64,
+    /// MiB/s of each timed run: dataset bytes over the time from rsync's first progress line
+    /// to its exit.
+    pub samples: Vec<f64>,
+    pub median_mib_s: Option<f64>,
+    pub min_mib_s: Option<f64>,
+    pub max_mib_s: Option<f64>,
+    /// Bytes on the wire per run (`--stats` sent + received), median.
+    pub wire_bytes: Option<u64>,
+    /// Literal (not matched) data per run, median.
+    pub literal_bytes: Option<u64>,
+    /// Average CPU of each process group during this row's runs, % of one core.
+    pub cpu: Vec<CpuShare>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CpuShare {
+    /// `client` or `server`.
+    pub side: String,
+    /// `rsync-sender`, `ssh`, `sshd`, `rsync-receiver`, `kcryptd`, `dmcrypt_write`, `irq`,
+    /// `kworker`, `other`, or the whole-machine `total-user` / `total-system` / `total-softirq` /
+    /// `total-iowait`.
+    pub group: String,
+    pub pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verdict {
+    /// The row the verdict is about (the fastest measured one).
+    pub cipher: Option<String>,
+    pub variant: Option<String>,
+    pub end_to_end_mib_s: Option<f64>,
+    /// `ssh`, `disk`, `rsync`, `dm-crypt`, `client-cpu`, `server-cpu` or `unclear`.
+    pub bound_by: String,
+    pub reason: String,
+    pub suggestions: Vec<Suggestion>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Suggestion {
+    pub change: String,
+    /// Expected end-to-end MiB/s after the change.
+    pub expected_mib_s: Option<f64>,
+    /// Expected gain over the verdict's figure, %.
+    pub gain_pct: Option<f64>,
+    /// `measured` (a figure from this run) or `upper-bound` (the next stage's ceiling).
+    pub basis: String,
+    pub why: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Tick {
+    /// Seconds since the run started (arrival time on the client).
+    pub t: f64,
+    pub side: String,
+    /// The rsync run in progress (`cipher/variant#n`) or the stage being measured.
+    pub phase: Option<String>,
+    /// CPU per group since the previous tick, % of one core.
+    pub cpu: Vec<(String, f64)>,
+    /// Bytes/s written to dm-* devices since the previous tick.
+    pub dm_write_bytes_s: Option<f64>,
+}

@@ -1,0 +1,147 @@
+//! The remote side of a pipeline run: small POSIX shell programs that run through ssh, and
+//! parsers for what they print. Every script takes its paths as positional arguments
+//! (`sh -c 'script' sshtune ARG...`) so no user path is ever spliced into shell code.
+
+use super::rsync::quote;
+
+/// Checks the destination and reports what backs it. Arguments: DIR, RUN_DIR, RSYNC.
+/// Prints `SSHTUNE-ERR <why>` and stops at the first problem, `SSHTUNE-INFO k=v` facts, and
+/// `SSHTUNE-OK` when the run directory was created.
+const PREFLIGHT: &str = r#"d=$1; run=$2; rs=$3;
+[ -d "$d" ] || { echo "SSHTUNE-ERR missing"; exit 0; };
+t="$d/.sshtune-probe-$$";
+if ( : > "$t" ) 2>/dev/null; then rm -f "$t"; else
+ echo "SSHTUNE-ERR notwritable $( ( : > "$t" ) 2>&1 | tail -n1)"; exit 0; fi;
+command -v "$rs" >/dev/null 2>&1 || { echo "SSHTUNE-ERR norsync"; exit 0; };
+echo "SSHTUNE-INFO rsync=$("$rs" --version 2>/dev/null | head -n1)";
+echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
+set -- $(df -Pk "$d" 2>/dev/null | tail -n1);
+dev=$1; avail=$4; mnt=$6;
+echo "SSHTUNE-INFO device=$dev"; echo "SSHTUNE-INFO avail_k=$avail";
+while read -r a b c r; do [ "$b" = "$mnt" ] && ft=$c; done < /proc/mounts;
+echo "SSHTUNE-INFO fstype=$ft";
+b=$(readlink -f "$dev" 2>/dev/null); b=${b##*/}; i=0;
+while [ $i -lt 5 ]; do case "$b" in dm-*) ;; *) break;; esac;
+ u=$(cat /sys/block/$b/dm/uuid 2>/dev/null);
+ case "$u" in CRYPT-*)
+  n=$(cat /sys/block/$b/dm/name 2>/dev/null);
+  echo "SSHTUNE-INFO dm=$b"; echo "SSHTUNE-INFO dmname=$n";
+  echo "SSHTUNE-INFO sector=$(cat /sys/block/$b/queue/logical_block_size 2>/dev/null)";
+  echo "SSHTUNE-INFO dmtable=$(dmsetup table "$n" 2>/dev/null | head -n1)"; break;;
+ esac;
+ nb=; for s in /sys/block/$b/slaves/*; do nb=${s##*/}; break; done; b=$nb; i=$((i+1)); done;
+mkdir -- "$run" 2>/dev/null || { echo "SSHTUNE-ERR mkdir"; exit 0; };
+echo SSHTUNE-OK"#;
+
+/// Removes the run directory. Argument: RUN_DIR.
+const REMOVE: &str = r#"rm -rf -- "$1" && echo SSHTUNE-OK"#;
+
+/// Empties one subdirectory of the run directory. Argument: PATH.
+const RESET: &str = r#"rm -rf -- "$1" && mkdir -- "$1" && echo SSHTUNE-OK"#;
+
+/// A short sequential write of zeros to a temp file on the destination filesystem, direct I/O
+/// when the filesystem allows it, then fsync. Arguments: FILE, MiB.
+const DISK: &str = r#"f=$1; n=$2; m=direct;
+o=$(dd if=/dev/zero of="$f" bs=1M count=$n oflag=direct conv=fsync 2>&1) || {
+ m=buffered; o=$(dd if=/dev/zero of="$f" bs=1M count=$n conv=fsync 2>&1); };
+r=$?; rm -f -- "$f"; echo "SSHTUNE-DISK rc=$r mode=$m"; echo "$o" | tail -n1"#;
+
+/// The /proc reader loop: one block per interval, `@T uptime`, the aggregate cpu line, dm
+/// write counters, every process's stat line, `@E`. Ends when ssh goes away (the next echo
+/// fails). `@R` lists the processes whose command line names the run directory, so the
+/// receiving rsync and its sshd can be told from other sessions. Arguments: interval in
+/// seconds, run-directory token.
+const SAMPLER: &str = r#"echo "@SELF $$ $PPID $(cut -d" " -f4 /proc/$PPID/stat 2>/dev/null) $(getconf CLK_TCK 2>/dev/null || echo 100)";
+while :; do echo "@T $(cut -d" " -f1 /proc/uptime)" || exit 0; head -n1 /proc/stat;
+ for s in /sys/block/dm-*/stat; do [ -r "$s" ] && { x=${s%/stat}; echo "@D ${x##*/} $(cat "$s")"; }; done;
+ cat /proc/[0-9]*/stat 2>/dev/null;
+ echo "@R $(grep -l -s -F -e "$2" /proc/[0-9]*/cmdline 2>/dev/null | cut -d/ -f3 | tr "\n" " ")";
+ echo "@E" || exit 0; sleep "$1" || exit 0; done"#;
+
+fn wrap(script: &str, args: &[&str]) -> String {
+    debug_assert!(!script.contains('\''));
+    let mut s = format!("sh -c '{}' sshtune", script.replace('\n', " "));
+    for a in args {
+        s.push(' ');
+        s.push_str(&quote(a));
+    }
+    s
+}
+
+pub fn preflight(dir: &str, run_dir: &str, rsync: &str) -> String {
+    wrap(PREFLIGHT, &[dir, run_dir, rsync])
+}
+
+pub fn remove(run_dir: &str) -> String {
+    wrap(REMOVE, &[run_dir])
+}
+
+pub fn reset(path: &str) -> String {
+    wrap(RESET, &[path])
+}
+
+pub fn disk(file: &str, mib: u64) -> String {
+    wrap(DISK, &[file, &mib.to_string()])
+}
+
+pub fn sampler(interval_s: f64, token: &str) -> String {
+    wrap(SAMPLER, &[&format!("{interval_s:.3}"), token])
+}
+
+/// `… bytes (…) copied, 0.52 s, 258 MB/s` (GNU dd) → (bytes, seconds).
+pub fn parse_dd(line: &str) -> Option<(u64, f64)> {
+    let bytes = line.split_whitespace().next()?.parse().ok()?;
+    let after = line.split("copied,").nth(1)?;
+    let secs = after.split_whitespace().next()?.parse().ok()?;
+    Some((bytes, secs))
+}
+
+/// `crypt aes-xts-plain64 :64:logon:… 0 7:0 4096 3 allow_discards sector_size:4096 …`
+/// → (cipher, sector size, optional flags).
+pub fn parse_crypt_table(table: &str) -> Option<(String, Option<u32>, Vec<String>)> {
+    let w: Vec<&str> = table.split_whitespace().collect();
+    let at = w.iter().position(|x| *x == "crypt")?;
+    let cipher = w.get(at + 1)?.to_string();
+    let opts = w.get(at + 6..).unwrap_or_default();
+    let mut sector = None;
+    let mut flags = Vec::new();
+    for o in opts.iter().skip(1) {
+        if let Some(v) = o.strip_prefix("sector_size:") {
+            sector = v.parse().ok();
+        } else if !o.contains(':') {
+            flags.push(o.to_string());
+        }
+    }
+    Some((cipher, sector, flags))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scripts_keep_arguments_out_of_the_code() {
+        let s = preflight("/data/it's here", "/data/run", "rsync");
+        assert!(s.starts_with("sh -c '"));
+        assert!(s.ends_with(r"'/data/it'\''s here' /data/run rsync"), "{s}");
+        for s in [remove("/x"), reset("/x"), disk("/x", 4), sampler(0.2, "t")] {
+            assert!(s.starts_with("sh -c '"), "{s}");
+        }
+    }
+
+    #[test]
+    fn parses_dd_and_dm_tables() {
+        assert_eq!(
+            parse_dd("134217728 bytes (134 MB, 128 MiB) copied, 0.5 s, 268 MB/s"),
+            Some((134217728, 0.5))
+        );
+        let (c, s, f) = parse_crypt_table(
+            "0 2097152 crypt aes-xts-plain64 :64:logon:cryptsetup:x-d0 0 7:0 32768 3 allow_discards no_read_workqueue sector_size:4096",
+        )
+        .unwrap();
+        assert_eq!((c.as_str(), s), ("aes-xts-plain64", Some(4096)));
+        assert_eq!(f, ["allow_discards", "no_read_workqueue"]);
+        let (_, s, f) = parse_crypt_table("0 8 crypt aes-cbc-essiv:sha256 0000 0 7:1 0").unwrap();
+        assert_eq!((s, f.len()), (None, 0));
+    }
+}

@@ -1,0 +1,611 @@
+//! Where the CPU goes while rsync runs, on both ends, every ~200 ms.
+//!
+//! Both sides produce the same text (`@T uptime`, the `cpu` line of /proc/stat, `@D` dm
+//! counters, every `/proc/PID/stat`, `@E`): remotely a shell loop prints it through one extra
+//! ssh session, locally we read the same files. One parser and one classifier serve both, so
+//! the two columns of the breakdown mean the same thing.
+
+use super::model::Tick;
+use crate::process::ChildGuard;
+use anyhow::Result;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    Client,
+    Server,
+}
+
+impl Side {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Client => "client",
+            Side::Server => "server",
+        }
+    }
+
+    /// The groups that belong to this end of the pipeline. On loopback both samplers see every
+    /// process; reporting each group on one side only keeps them from being counted twice.
+    pub fn groups(self) -> &'static [&'static str] {
+        match self {
+            Side::Client => &["rsync-sender", "ssh"],
+            Side::Server => &[
+                "sshd",
+                "rsync-receiver",
+                "kcryptd",
+                "dmcrypt_write",
+                "irq",
+                "ksoftirqd",
+                "kworker",
+            ],
+        }
+    }
+}
+
+pub const TOTALS: &[&str] = &[
+    "total-user",
+    "total-system",
+    "total-softirq",
+    "total-iowait",
+];
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proc {
+    pub pid: u32,
+    pub ppid: u32,
+    pub comm: String,
+    /// utime + stime, clock ticks.
+    pub ticks: u64,
+    pub starttime: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub uptime: f64,
+    /// user nice system idle iowait irq softirq steal ... (ticks)
+    pub cpu: Vec<u64>,
+    /// dm device → sectors written.
+    pub dm_written: HashMap<String, u64>,
+    pub procs: HashMap<u32, Proc>,
+    /// Processes whose command line names this run's directory (`@R`, remote side only):
+    /// the rsync receiver among any other rsync or sshd on a shared server.
+    pub marked: Vec<u32>,
+}
+
+/// One `/proc/PID/stat` line; the comm may hold spaces and parentheses, so split at the last `)`.
+pub fn parse_stat(line: &str) -> Option<Proc> {
+    let open = line.find('(')?;
+    let close = line.rfind(')')?;
+    let pid = line[..open].trim().parse().ok()?;
+    let comm = line[open + 1..close].to_string();
+    let f: Vec<&str> = line[close + 1..].split_whitespace().collect();
+    // f[0] = state (field 3); utime/stime are fields 14/15, starttime 22.
+    let n = |i: usize| f.get(i - 3).and_then(|v| v.parse::<u64>().ok());
+    Some(Proc {
+        pid,
+        ppid: n(4)? as u32,
+        comm,
+        ticks: n(14)? + n(15)?,
+        starttime: n(22)?,
+    })
+}
+
+/// Parses one block (without the `@E`).
+pub fn parse_block(text: &str) -> Snapshot {
+    let mut s = Snapshot::default();
+    for line in text.lines() {
+        if let Some(v) = line.strip_prefix("@T ") {
+            s.uptime = v.trim().parse().unwrap_or(0.0);
+        } else if let Some(v) = line.strip_prefix("cpu ") {
+            s.cpu = v
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+        } else if let Some(v) = line.strip_prefix("@D ") {
+            let w: Vec<&str> = v.split_whitespace().collect();
+            // /sys/block/X/stat: field 7 (index 6 after the name) = sectors written.
+            if let (Some(name), Some(sectors)) = (w.first(), w.get(7).and_then(|x| x.parse().ok()))
+            {
+                s.dm_written.insert(name.to_string(), sectors);
+            }
+        } else if let Some(v) = line.strip_prefix("@R") {
+            s.marked = v
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+        } else if let Some(p) = parse_stat(line) {
+            s.procs.insert(p.pid, p);
+        }
+    }
+    s
+}
+
+/// Pids the classifier needs to know: our own rsync (client) and the sampler's own session
+/// (server), whose CPU must not be charged to the pipeline.
+#[derive(Debug, Clone, Default)]
+pub struct Known {
+    pub sender: Option<u32>,
+    /// The sampler's own processes.
+    pub exclude: Vec<u32>,
+    /// Processes whose children are the sampler's too (the remote loop's `cat`, `sleep`).
+    pub exclude_children_of: Vec<u32>,
+    /// Processes of this run found by their command line (see `Snapshot::marked`).
+    pub marked: Vec<u32>,
+}
+
+fn ancestors(procs: &HashMap<u32, Proc>, pid: u32) -> impl Iterator<Item = &Proc> {
+    let mut cur = procs.get(&pid).map(|p| p.ppid);
+    std::iter::from_fn(move || {
+        let p = procs.get(&cur?)?;
+        cur = (p.ppid > 1).then_some(p.ppid);
+        Some(p)
+    })
+    .take(16)
+}
+
+/// The group a process is charged to, or None when it belongs to nobody we report.
+pub fn classify(p: &Proc, procs: &HashMap<u32, Proc>, known: &Known) -> &'static str {
+    let c = p.comm.as_str();
+    if known.exclude.contains(&p.pid) || known.exclude_children_of.contains(&p.ppid) {
+        return "sampler";
+    }
+    if c.contains("kcryptd") {
+        return "kcryptd";
+    }
+    if c.starts_with("dmcrypt_write") {
+        return "dmcrypt_write";
+    }
+    if c.starts_with("irq/") {
+        return "irq";
+    }
+    if c.starts_with("ksoftirqd") {
+        return "ksoftirqd";
+    }
+    if c.starts_with("kworker") {
+        return "kworker";
+    }
+    let ours = |pid: u32| {
+        known
+            .sender
+            .is_some_and(|s| pid == s || ancestors(procs, pid).any(|a| a.pid == s))
+    };
+    if c == "rsync" {
+        if ours(p.pid) {
+            return "rsync-sender";
+        }
+        if known.marked.contains(&p.pid)
+            || ancestors(procs, p.pid).any(|a| known.marked.contains(&a.pid))
+        {
+            return "rsync-receiver";
+        }
+        return "other";
+    }
+    if c == "ssh" && ours(p.pid) {
+        return "ssh";
+    }
+    // Only the session that carries this run's rsync: a shared server has other sessions.
+    if c.starts_with("sshd")
+        && known
+            .marked
+            .iter()
+            .any(|m| ancestors(procs, *m).any(|a| a.pid == p.pid))
+    {
+        return "sshd";
+    }
+    "other"
+}
+
+/// What changed between two snapshots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    pub seconds: f64,
+    /// CPU per group and the `total-*` figures, % of one core.
+    pub cpu: Vec<(String, f64)>,
+    pub dm_write_bytes_s: Option<f64>,
+}
+
+/// CPU per group between two snapshots, % of one core, plus the totals.
+pub fn delta(
+    a: &Snapshot,
+    b: &Snapshot,
+    tck: f64,
+    known: &Known,
+    dm: Option<&str>,
+) -> Option<Delta> {
+    let dt = b.uptime - a.uptime;
+    if dt <= 0.0 {
+        return None;
+    }
+    let pct = |ticks: u64| ticks as f64 / tck / dt * 100.0;
+    let known = &Known {
+        marked: b.marked.clone(),
+        ..known.clone()
+    };
+    let mut groups: HashMap<&'static str, u64> = HashMap::new();
+    for p in b.procs.values() {
+        let Some(old) = a.procs.get(&p.pid).filter(|o| o.starttime == p.starttime) else {
+            continue;
+        };
+        let d = p.ticks.saturating_sub(old.ticks);
+        if d > 0 {
+            *groups.entry(classify(p, &b.procs, known)).or_default() += d;
+        }
+    }
+    let mut out: Vec<(String, f64)> = groups
+        .into_iter()
+        .map(|(g, t)| (g.to_string(), pct(t)))
+        .collect();
+    if a.cpu.len() >= 7 && b.cpu.len() >= 7 {
+        let d = |i: usize| b.cpu[i].saturating_sub(a.cpu[i]);
+        out.push(("total-user".into(), pct(d(0) + d(1))));
+        out.push(("total-system".into(), pct(d(2))));
+        out.push(("total-softirq".into(), pct(d(5) + d(6))));
+        out.push(("total-iowait".into(), pct(d(4))));
+    }
+    out.sort_by(|x, y| x.0.cmp(&y.0));
+    let written = |s: &Snapshot| -> Option<u64> {
+        match dm {
+            Some(name) => s.dm_written.get(name).copied(),
+            None if s.dm_written.is_empty() => None,
+            None => Some(s.dm_written.values().sum()),
+        }
+    };
+    let dm_rate = written(a)
+        .zip(written(b))
+        .map(|(x, y)| y.saturating_sub(x) as f64 * 512.0 / dt);
+    Some(Delta {
+        seconds: dt,
+        cpu: out,
+        dm_write_bytes_s: dm_rate,
+    })
+}
+
+/// Reads the local machine in the same format the remote loop prints.
+pub fn local_block() -> String {
+    let mut s = String::new();
+    let up = std::fs::read_to_string("/proc/uptime").unwrap_or_default();
+    s.push_str(&format!(
+        "@T {}\n",
+        up.split_whitespace().next().unwrap_or("0")
+    ));
+    if let Some(l) = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|t| t.lines().next().map(String::from))
+    {
+        s.push_str(&l);
+        s.push('\n');
+    }
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with("dm-") {
+                if let Ok(st) = std::fs::read_to_string(e.path().join("stat")) {
+                    s.push_str(&format!("@D {name} {}\n", st.trim()));
+                }
+            }
+        }
+    }
+    if let Ok(rd) = std::fs::read_dir("/proc") {
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if name.to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+                if let Ok(st) = std::fs::read_to_string(e.path().join("stat")) {
+                    s.push_str(st.trim_end());
+                    s.push('\n');
+                }
+            }
+        }
+    }
+    s
+}
+
+/// One sampled interval, tagged with the phase the run was in when it ended.
+#[derive(Debug, Clone)]
+pub struct Interval {
+    pub side: Side,
+    pub end: Instant,
+    pub seconds: f64,
+    pub phase: Option<String>,
+    pub cpu: Vec<(String, f64)>,
+    pub dm_write_bytes_s: Option<f64>,
+}
+
+/// Shared state between the run and the sampler threads.
+#[derive(Clone, Default)]
+pub struct Shared {
+    pub phase: Arc<Mutex<Option<String>>>,
+    pub sender: Arc<AtomicU32>,
+    pub intervals: Arc<Mutex<Vec<Interval>>>,
+    pub dm: Arc<Mutex<Option<String>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Shared {
+    pub fn set_phase(&self, p: Option<String>) {
+        if let Ok(mut g) = self.phase.lock() {
+            *g = p;
+        }
+    }
+
+    fn record(&self, side: Side, prev: &Snapshot, cur: &Snapshot, tck: f64, known: &Known) {
+        let dm = self.dm.lock().ok().and_then(|g| g.clone());
+        if let Some(d) = delta(prev, cur, tck, known, dm.as_deref()) {
+            let phase = self.phase.lock().ok().and_then(|g| g.clone());
+            if let Ok(mut v) = self.intervals.lock() {
+                v.push(Interval {
+                    side,
+                    end: Instant::now(),
+                    seconds: d.seconds,
+                    phase,
+                    cpu: d.cpu,
+                    dm_write_bytes_s: d.dm_write_bytes_s,
+                });
+            }
+        }
+    }
+}
+
+/// Both samplers; dropping stops them (the remote loop ends with its ssh session).
+pub struct Samplers {
+    shared: Shared,
+    remote: Option<ChildGuard>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+    pub remote_error: Arc<Mutex<Option<String>>>,
+}
+
+impl Samplers {
+    /// `ssh` is the full ssh command that runs the remote loop.
+    pub fn start(shared: Shared, mut ssh: Command, interval: Duration) -> Result<Self> {
+        let mut threads = Vec::new();
+        let local = shared.clone();
+        threads.push(std::thread::spawn(move || {
+            let tck = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
+                .ok()
+                .flatten()
+                .unwrap_or(100) as f64;
+            let me = std::process::id();
+            let mut prev = parse_block(&local_block());
+            while !local.stop.load(Ordering::SeqCst) {
+                std::thread::sleep(interval);
+                let cur = parse_block(&local_block());
+                let sender = local.sender.load(Ordering::SeqCst);
+                let known = Known {
+                    sender: (sender != 0).then_some(sender),
+                    exclude: vec![me],
+                    exclude_children_of: Vec::new(),
+                    marked: Vec::new(),
+                };
+                local.record(Side::Client, &prev, &cur, tck, &known);
+                prev = cur;
+            }
+        }));
+        ssh.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = ChildGuard::spawn(&mut ssh, "the remote /proc sampler (ssh)")?;
+        let out = child.child_mut().stdout.take().expect("stdout piped");
+        let remote = shared.clone();
+        let remote_error = Arc::new(Mutex::new(None));
+        let err_slot = Arc::clone(&remote_error);
+        threads.push(std::thread::spawn(move || {
+            let mut known = Known::default();
+            let mut tck = 100.0;
+            let mut prev: Option<Snapshot> = None;
+            let mut block = String::new();
+            let mut got_any = false;
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if let Some(v) = line.strip_prefix("@SELF ") {
+                    let w: Vec<u32> = v
+                        .split_whitespace()
+                        .filter_map(|x| x.parse().ok())
+                        .collect();
+                    known.exclude = w.iter().take(3).copied().collect();
+                    known.exclude_children_of = w.iter().take(1).copied().collect();
+                    tck = w.get(3).copied().unwrap_or(100) as f64;
+                } else if line == "@E" {
+                    got_any = true;
+                    let cur = parse_block(&block);
+                    block.clear();
+                    if let Some(p) = &prev {
+                        remote.record(Side::Server, p, &cur, tck, &known);
+                    }
+                    prev = Some(cur);
+                } else {
+                    block.push_str(&line);
+                    block.push('\n');
+                }
+            }
+            if !got_any && !remote.stop.load(Ordering::SeqCst) {
+                if let Ok(mut e) = err_slot.lock() {
+                    *e = Some("the remote /proc sampler printed nothing".into());
+                }
+            }
+        }));
+        Ok(Self {
+            shared,
+            remote: Some(child),
+            threads,
+            remote_error,
+        })
+    }
+
+    /// Stops both samplers and returns every interval they recorded.
+    pub fn finish(mut self) -> Vec<Interval> {
+        self.stop_all();
+        self.shared
+            .intervals
+            .lock()
+            .map(|v| v.clone())
+            .unwrap_or_default()
+    }
+
+    fn stop_all(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        if let Some(mut c) = self.remote.take() {
+            c.stop();
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Samplers {
+    fn drop(&mut self) {
+        self.stop_all();
+    }
+}
+
+/// Intervals as the JSON time series, seconds since `t0`.
+pub fn series(intervals: &[Interval], t0: Instant) -> Vec<Tick> {
+    let mut out: Vec<Tick> = intervals
+        .iter()
+        .map(|i| Tick {
+            t: (i.end.saturating_duration_since(t0).as_secs_f64() * 1000.0).round() / 1000.0,
+            side: i.side.as_str().into(),
+            phase: i.phase.clone(),
+            cpu: i
+                .cpu
+                .iter()
+                .filter(|(g, _)| {
+                    i.side.groups().contains(&g.as_str()) || TOTALS.contains(&g.as_str())
+                })
+                .map(|(g, v)| (g.clone(), (v * 10.0).round() / 10.0))
+                .collect(),
+            dm_write_bytes_s: i.dm_write_bytes_s.map(f64::round),
+        })
+        .collect();
+    out.sort_by(|a, b| a.t.total_cmp(&b.t));
+    out
+}
+
+/// Average CPU per reported group over the intervals whose phase starts with `prefix`,
+/// weighted by interval length: (side, group, % of one core).
+pub fn shares(intervals: &[Interval], prefix: &str) -> Vec<(Side, String, f64)> {
+    let mut out = Vec::new();
+    for side in [Side::Client, Side::Server] {
+        let mine: Vec<&Interval> = intervals
+            .iter()
+            .filter(|i| i.side == side)
+            .filter(|i| i.phase.as_deref().is_some_and(|p| p.starts_with(prefix)))
+            .collect();
+        let total: f64 = mine.iter().map(|i| i.seconds).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        for g in side.groups().iter().chain(TOTALS) {
+            let sum = mine
+                .iter()
+                .filter_map(|i| {
+                    i.cpu
+                        .iter()
+                        .find(|(n, _)| n == g)
+                        .map(|(_, v)| v * i.seconds)
+                })
+                .fold(0.0, |a, b| a + b);
+            out.push((side, g.to_string(), sum / total));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BLOCK_A: &str = "@T 100.00\ncpu  100 0 50 1000 5 0 2 0 0 0\n\
+        @D dm-0 10 0 80 0 5 0 40 0 0 0 0\n@R 601\n\
+        1 (systemd) S 0 1 1 0 -1 0 0 0 0 0 5 5 0 0 20 0 1 0 1 0 0\n\
+        500 (sshd) S 1 500 500 0 -1 0 0 0 0 0 1 1 0 0 20 0 1 0 50 0 0\n\
+        600 (sshd: root@notty) S 500 600 600 0 -1 0 0 0 0 0 10 10 0 0 20 0 1 0 60 0 0\n\
+        601 (rsync) S 600 601 601 0 -1 0 0 0 0 0 10 10 0 0 20 0 1 0 61 0 0\n\
+        700 (kworker/u2:1+kcryptd/253:0) R 2 0 0 0 -1 0 0 0 0 0 0 10 0 0 20 0 1 0 70 0 0\n\
+        800 (rsync) S 1 800 800 0 -1 0 0 0 0 0 10 0 0 0 20 0 1 0 80 0 0\n\
+        801 (ssh) S 800 800 800 0 -1 0 0 0 0 0 10 0 0 0 20 0 1 0 81 0 0\n\
+        900 (odd ) name) S 1 900 900 0 -1 0 0 0 0 0 1 0 0 0 20 0 1 0 90 0 0\n\
+        950 (sshd) S 500 950 950 0 -1 0 0 0 0 0 1 0 0 0 20 0 1 0 95 0 0\n\
+        951 (rsync) S 950 951 951 0 -1 0 0 0 0 0 1 0 0 0 20 0 1 0 96 0 0\n";
+
+    fn later() -> String {
+        BLOCK_A
+            .replace("@T 100.00", "@T 101.00")
+            .replace("cpu  100 0 50 1000 5 0 2", "cpu  150 0 100 1050 10 0 12")
+            .replace("@D dm-0 10 0 80 0 5 0 40", "@D dm-0 10 0 80 0 5 0 2088")
+            .replace(
+                "(sshd: root@notty) S 500 600 600 0 -1 0 0 0 0 0 10 10",
+                "(sshd: root@notty) S 500 600 600 0 -1 0 0 0 0 0 40 20",
+            )
+            .replace(
+                "601 (rsync) S 600 601 601 0 -1 0 0 0 0 0 10 10",
+                "601 (rsync) S 600 601 601 0 -1 0 0 0 0 0 20 10",
+            )
+            .replace("R 2 0 0 0 -1 0 0 0 0 0 0 10", "R 2 0 0 0 -1 0 0 0 0 0 0 60")
+            .replace(
+                "800 (rsync) S 1 800 800 0 -1 0 0 0 0 0 10 0",
+                "800 (rsync) S 1 800 800 0 -1 0 0 0 0 0 15 0",
+            )
+            .replace(
+                "801 (ssh) S 800 800 800 0 -1 0 0 0 0 0 10 0",
+                "801 (ssh) S 800 800 800 0 -1 0 0 0 0 0 30 0",
+            )
+            // Another user's session on the same server: not ours.
+            .replace(
+                "950 (sshd) S 500 950 950 0 -1 0 0 0 0 0 1 0",
+                "950 (sshd) S 500 950 950 0 -1 0 0 0 0 0 90 0",
+            )
+            .replace(
+                "951 (rsync) S 950 951 951 0 -1 0 0 0 0 0 1 0",
+                "951 (rsync) S 950 951 951 0 -1 0 0 0 0 0 90 0",
+            )
+    }
+
+    #[test]
+    fn parses_odd_comms() {
+        let s = parse_block(BLOCK_A);
+        assert_eq!(s.procs[&900].comm, "odd ) name");
+        assert_eq!(s.procs[&700].ticks, 10);
+        assert_eq!(s.dm_written["dm-0"], 40);
+        assert_eq!(s.cpu[0], 100);
+    }
+
+    #[test]
+    fn charges_each_group() {
+        let a = parse_block(BLOCK_A);
+        let b = parse_block(&later());
+        let known = Known {
+            sender: Some(800),
+            exclude: vec![],
+            exclude_children_of: vec![],
+            marked: vec![],
+        };
+        let Delta {
+            seconds,
+            cpu,
+            dm_write_bytes_s: dm,
+        } = delta(&a, &b, 100.0, &known, Some("dm-0")).unwrap();
+        assert_eq!(seconds, 1.0);
+        let g = |n: &str| cpu.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
+        assert_eq!(g("sshd"), Some(40.0));
+        assert_eq!(g("rsync-receiver"), Some(10.0));
+        assert_eq!(g("kcryptd"), Some(50.0));
+        assert_eq!(g("rsync-sender"), Some(5.0));
+        assert_eq!(g("ssh"), Some(20.0));
+        assert_eq!(g("total-user"), Some(50.0));
+        assert_eq!(g("other"), Some(178.0));
+        assert_eq!(g("total-softirq"), Some(10.0));
+        assert_eq!(dm, Some(2048.0 * 512.0));
+    }
+
+    #[test]
+    fn local_block_parses() {
+        let s = parse_block(&local_block());
+        assert!(s.uptime > 0.0);
+        assert!(s.procs.contains_key(&std::process::id()));
+    }
+}

@@ -1,0 +1,191 @@
+//! Stage ceilings: each stage of the pipeline measured alone, in the same run, so the
+//! end-to-end figure can be compared with what every stage could do by itself.
+
+use super::model::StageCeiling;
+use super::remote;
+use super::rsync::{self, RunError};
+use crate::bench::model::{BenchReport, Direction};
+use crate::bench::stats;
+use crate::cli::{BenchArgs, Directions, Engine, SshArgs};
+use crate::report::Format;
+use anyhow::{bail, Result};
+use std::path::Path;
+use std::process::Command;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+pub fn ceiling(
+    stage: &str,
+    cipher: Option<&str>,
+    samples: Vec<f64>,
+    method: String,
+) -> StageCeiling {
+    StageCeiling {
+        stage: stage.into(),
+        cipher: cipher.map(String::from),
+        median_mib_s: stats::median(&samples),
+        min_mib_s: stats::min(&samples),
+        max_mib_s: stats::max(&samples),
+        samples,
+        method,
+        error: None,
+    }
+}
+
+pub fn failed(stage: &str, cipher: Option<&str>, error: String) -> StageCeiling {
+    StageCeiling {
+        stage: stage.into(),
+        cipher: cipher.map(String::from),
+        samples: Vec::new(),
+        median_mib_s: None,
+        min_mib_s: None,
+        max_mib_s: None,
+        method: String::new(),
+        error: Some(error),
+    }
+}
+
+/// Rebuilds the clap-level ssh options from an ssh option vector, so `bench` can be run
+/// against exactly the target the pipeline uses (the embedded server included).
+pub fn ssh_args_of(options: &[String]) -> Result<SshArgs> {
+    let mut a = SshArgs::default();
+    let mut it = options.iter();
+    while let Some(flag) = it.next() {
+        let Some(v) = it.next() else {
+            bail!("ssh option {flag} lacks its value");
+        };
+        match flag.as_str() {
+            "-F" => a.config = Some(v.into()),
+            "-p" => a.port = Some(v.parse()?),
+            "-l" => a.login = Some(v.clone()),
+            "-i" => a.identity = Some(v.into()),
+            "-o" => a.option.push(v.clone()),
+            other => bail!("ssh option {other} cannot be passed on to bench"),
+        }
+    }
+    Ok(a)
+}
+
+/// SSH-only upload throughput per cipher, through the same bench every `sshtune bench` runs.
+pub fn ssh_only(
+    destination: &str,
+    options: &[String],
+    ciphers: &[String],
+    repeat: u32,
+    quiet: bool,
+) -> Result<(Vec<StageCeiling>, BenchReport)> {
+    let args = BenchArgs {
+        host: Some(destination.to_string()),
+        ssh: ssh_args_of(options)?,
+        ciphers: ciphers.to_vec(),
+        macs: Vec::new(),
+        repeat,
+        warmup: 1,
+        size: None,
+        min_duration: 1.0,
+        direction: Directions::Upload,
+        engine: Some(Engine::Openssh),
+        known_hosts: None,
+        remote_sshtune: None,
+        ceiling: None,
+        format: Format::Json,
+        output: None,
+        explain: false,
+        quiet,
+    };
+    let report = crate::cmd::bench::measure(&args)?;
+    let rows = report
+        .results
+        .iter()
+        .filter(|r| r.direction == Direction::Upload)
+        .map(|r| match &r.error {
+            Some(e) => failed("ssh", Some(&r.cipher), e.clone()),
+            None => ceiling(
+                "ssh",
+                Some(&r.cipher),
+                r.samples.clone(),
+                format!(
+                    "bench upload, random data into `cat > /dev/null`, {} MiB per sample",
+                    r.bytes >> 20
+                ),
+            ),
+        })
+        .collect();
+    Ok((rows, report))
+}
+
+/// Sequential write of `mib` MiB to a temp file in the run directory, through `ssh_cmd`.
+pub fn disk_only(
+    mut ssh_cmd: impl FnMut(&str) -> Result<String>,
+    run_dir: &str,
+    mib: u64,
+    repeat: u32,
+) -> StageCeiling {
+    let file = format!("{run_dir}/.sshtune-disk-test");
+    let mut samples = Vec::new();
+    let mut mode = String::new();
+    for _ in 0..repeat {
+        let out = match ssh_cmd(&remote::disk(&file, mib)) {
+            Ok(o) => o,
+            Err(e) => return failed("disk", None, format!("{e:#}")),
+        };
+        let mut lines = out.lines().skip_while(|l| !l.starts_with("SSHTUNE-DISK"));
+        let head = lines.next().unwrap_or_default();
+        let tail = lines.next().unwrap_or_default();
+        let t = crate::bench::remote::tokens(head);
+        mode = t.get("mode").copied().unwrap_or("?").to_string();
+        match (t.get("rc"), remote::parse_dd(tail)) {
+            (Some(&"0"), Some((bytes, secs))) if secs > 0.0 => {
+                samples.push(bytes as f64 / MIB / secs)
+            }
+            _ => {
+                let why = if tail.contains("No space") {
+                    "the destination filesystem is full".to_string()
+                } else {
+                    format!("dd failed: {}", tail.trim())
+                };
+                return failed("disk", None, why);
+            }
+        }
+    }
+    ceiling(
+        "disk",
+        None,
+        samples,
+        format!(
+            "dd {mib} MiB of zeros, {mode} I/O + fsync, temp file on the destination filesystem"
+        ),
+    )
+}
+
+/// rsync without ssh: the dataset copied to a local scratch directory with `--whole-file`.
+pub fn rsync_local(source: &str, scratch: &Path, bytes: u64, repeat: u32) -> StageCeiling {
+    let dst = scratch.join("copy");
+    let mut samples = Vec::new();
+    for _ in 0..repeat {
+        let _ = std::fs::remove_dir_all(&dst);
+        let mut cmd = Command::new("rsync");
+        cmd.args([
+            "-a",
+            "--info=progress2",
+            "--no-h",
+            "--stats",
+            "--whole-file",
+            source,
+        ])
+        .arg(format!("{}/", dst.display()));
+        match rsync::run(&mut cmd, "the local scratch directory", |_| {}) {
+            Ok(o) if o.transfer_s > 0.0 => samples.push(bytes as f64 / MIB / o.transfer_s),
+            Ok(_) => {}
+            Err(RunError::Fatal(e)) => return failed("rsync-local", None, format!("{e:#}")),
+            Err(RunError::Failed(e)) => return failed("rsync-local", None, e),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dst);
+    ceiling(
+        "rsync-local",
+        None,
+        samples,
+        "rsync --whole-file of the dataset into a local temp directory (no ssh)".into(),
+    )
+}

@@ -1,0 +1,386 @@
+//! Which stage bounds the end-to-end figure, and what would help by how much. Pure: reads the
+//! measured rows, ceilings, CPU shares and storage facts; measures nothing.
+
+use super::model::{CpuShare, Row, StageCeiling, StorageInfo, Suggestion, Verdict};
+
+/// A stage is "the bound" when the pipeline reaches this share of what it does alone.
+const NEAR_CEILING: f64 = 0.8;
+/// A single process group at this % of one core is a saturated thread.
+const SATURATED_PCT: f64 = 85.0;
+
+pub struct Input<'a> {
+    pub rows: &'a [Row],
+    pub ceilings: &'a [StageCeiling],
+    pub storage: &'a StorageInfo,
+    /// The cipher ssh would pick by default; the verdict is about that configuration.
+    pub default_cipher: Option<&'a str>,
+    pub cores: Option<u32>,
+    pub same_machine: bool,
+}
+
+fn median(rows: &[Row], cipher: &str, variant: &str) -> Option<f64> {
+    rows.iter()
+        .find(|r| r.cipher == cipher && r.variant == variant)
+        .and_then(|r| r.median_mib_s)
+}
+
+fn ceiling(c: &[StageCeiling], stage: &str, cipher: Option<&str>) -> Option<f64> {
+    c.iter()
+        .find(|s| s.stage == stage && (cipher.is_none() || s.cipher.as_deref() == cipher))
+        .and_then(|s| s.median_mib_s)
+}
+
+fn stage_of(group: &str) -> &'static str {
+    match group {
+        "ssh" | "sshd" => "ssh",
+        "rsync-sender" | "rsync-receiver" => "rsync",
+        "kcryptd" | "dmcrypt_write" | "irq" => "dm-crypt",
+        _ => "other",
+    }
+}
+
+fn suggestion(
+    change: String,
+    expected: Option<f64>,
+    base: f64,
+    basis: &str,
+    why: String,
+) -> Suggestion {
+    Suggestion {
+        change,
+        expected_mib_s: expected.map(|e| (e * 10.0).round() / 10.0),
+        gain_pct: expected.map(|e| ((e / base - 1.0) * 1000.0).round() / 10.0),
+        basis: basis.into(),
+        why,
+    }
+}
+
+pub fn decide(i: &Input) -> Verdict {
+    // The baseline: the default cipher's whole-file row, else the first measured one.
+    let base = i
+        .rows
+        .iter()
+        .filter(|r| r.variant == "whole-file" && r.median_mib_s.is_some())
+        .find(|r| Some(r.cipher.as_str()) == i.default_cipher)
+        .or_else(|| {
+            i.rows
+                .iter()
+                .find(|r| r.variant == "whole-file" && r.median_mib_s.is_some())
+        })
+        .or_else(|| i.rows.iter().find(|r| r.median_mib_s.is_some()));
+    let Some(base) = base else {
+        return Verdict {
+            cipher: None,
+            variant: None,
+            end_to_end_mib_s: None,
+            bound_by: "unclear".into(),
+            reason: "no rsync run succeeded".into(),
+            suggestions: Vec::new(),
+        };
+    };
+    let e = base.median_mib_s.unwrap_or(0.0);
+    let stages = [
+        ("ssh", ceiling(i.ceilings, "ssh", Some(&base.cipher))),
+        ("disk", ceiling(i.ceilings, "disk", None)),
+        ("rsync", ceiling(i.ceilings, "rsync-local", None)),
+    ];
+    let known: Vec<(&str, f64)> = stages
+        .iter()
+        .filter_map(|(s, c)| Some((*s, (*c)?)))
+        .collect();
+    let listing = known
+        .iter()
+        .map(|(s, c)| format!("{s} {c:.1} ({:.0}%)", e / c * 100.0))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let listing = if listing.is_empty() {
+        "not measured (--no-ceilings)".to_string()
+    } else {
+        listing
+    };
+    let near = known
+        .iter()
+        .map(|(s, c)| (*s, e / c))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let hot = base
+        .cpu
+        .iter()
+        .filter(|s| {
+            !s.group.starts_with("total-") && s.group != "kworker" && s.group != "ksoftirqd"
+        })
+        .max_by(|a, b| a.pct.total_cmp(&b.pct));
+    let dm_share: f64 = share(&base.cpu, "kcryptd") + share(&base.cpu, "dmcrypt_write");
+    let (bound, reason) = match (near, hot) {
+        (Some((s, r)), _) if r >= NEAR_CEILING => {
+            let s = if s == "disk" && i.storage.dm_name.is_some() && dm_share >= 30.0 {
+                "dm-crypt"
+            } else {
+                s
+            };
+            (
+                s.to_string(),
+                format!(
+                    "{e:.1} MiB/s end to end reaches {:.0}% of the {s} stage alone; stage ceilings MiB/s: {listing}",
+                    r * 100.0
+                ),
+            )
+        }
+        (_, Some(h)) if h.pct >= SATURATED_PCT => (
+            stage_of(&h.group).to_string(),
+            format!(
+                "{} ({}) uses {:.0}% of one core: a single-threaded stage is saturated; stage ceilings MiB/s: {listing}",
+                h.group, h.side, h.pct
+            ),
+        ),
+        _ => {
+            let total = |side: &str| -> f64 {
+                base.cpu
+                    .iter()
+                    .filter(|s| s.side == side && s.group.starts_with("total-") && s.group != "total-iowait")
+                    .map(|s| s.pct)
+                    .sum()
+            };
+            let cap = i.cores.unwrap_or(1) as f64 * 100.0 * 0.9;
+            if total("server") >= cap {
+                let who = if i.same_machine { "cpu" } else { "server-cpu" };
+                (who.into(), format!("all CPUs of the server are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("server")))
+            } else if total("client") >= cap {
+                ("client-cpu".into(), format!("all CPUs of the client are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("client")))
+            } else {
+                ("unclear".into(), format!(
+                    "no stage is within {:.0}% of its ceiling and no thread saturates a core: the stages wait on each other (latency, small files); stage ceilings MiB/s: {listing}",
+                    NEAR_CEILING * 100.0
+                ))
+            }
+        }
+    };
+
+    let mut sug = Vec::new();
+    for r in i
+        .rows
+        .iter()
+        .filter(|r| r.variant == "whole-file" && r.cipher != base.cipher)
+    {
+        if let Some(m) = r.median_mib_s.filter(|m| *m > e * 1.05) {
+            sug.push(suggestion(
+                format!(
+                    "ssh cipher {} (ssh -c {0}, or `Ciphers ^{0}` in ssh_config)",
+                    r.cipher
+                ),
+                Some(m),
+                e,
+                "measured",
+                format!(
+                    "rsync with it reached {m:.1} MiB/s against {e:.1} with {}",
+                    base.cipher
+                ),
+            ));
+        }
+    }
+    let wf = median(i.rows, &base.cipher, "whole-file");
+    let delta = median(i.rows, &base.cipher, "delta");
+    if let (Some(w), Some(d)) = (wf, delta) {
+        if w > d * 1.05 {
+            sug.push(suggestion(
+                "--whole-file when re-syncing changed files over a fast link".into(),
+                Some(w),
+                d,
+                "measured",
+                format!("the delta algorithm on an existing destination ran at {d:.1} MiB/s, a plain copy at {w:.1}"),
+            ));
+        }
+    }
+    if let (Some(d), Some(m)) = (delta, median(i.rows, &base.cipher, "delta-md5")) {
+        if m > d * 1.05 {
+            sug.push(suggestion(
+                "--checksum-choice=md5".into(),
+                Some(m),
+                d,
+                "measured",
+                format!(
+                    "delta with md5 ran at {m:.1} MiB/s, with the negotiated checksum at {d:.1}"
+                ),
+            ));
+        }
+    }
+    if let (Some(w), Some(z)) = (wf, median(i.rows, &base.cipher, "compress")) {
+        if w > z * 1.05 {
+            sug.push(suggestion(
+                "drop -z (and set Compression=no) for data that does not compress".into(),
+                Some(w),
+                z,
+                "measured",
+                format!("with -z {z:.1} MiB/s, without {w:.1} on incompressible data"),
+            ));
+        } else if z > w * 1.05 {
+            sug.push(suggestion(
+                "-z".into(),
+                Some(z),
+                w,
+                "measured",
+                format!("with -z {z:.1} MiB/s, without {w:.1}"),
+            ));
+        }
+    }
+    if let Some(name) = &i.storage.dm_name {
+        let disk_bound = matches!(bound.as_str(), "disk" | "dm-crypt") || dm_share >= 30.0;
+        let next = [stages[0].1, stages[2].1]
+            .into_iter()
+            .flatten()
+            .min_by(f64::total_cmp);
+        if disk_bound {
+            let flags = &i.storage.crypt_flags;
+            if !flags.iter().any(|f| f == "no_write_workqueue") {
+                sug.push(suggestion(
+                    format!("cryptsetup refresh --perf-no_read_workqueue --perf-no_write_workqueue --persistent {name}"),
+                    next,
+                    e,
+                    "upper-bound",
+                    format!("dm-crypt threads use {dm_share:.0}% of one core; without the workqueues the crypto runs inline (kernel >= 5.9); gain capped by the next stage's ceiling"),
+                ));
+            }
+            if i.storage.sector_size.unwrap_or(512) < 4096 {
+                sug.push(suggestion(
+                    format!("4096-byte dm-crypt sectors (cryptsetup reencrypt --sector-size 4096 {name})"),
+                    next,
+                    e,
+                    "upper-bound",
+                    "8x fewer crypto requests per byte than 512-byte sectors; gain capped by the next stage's ceiling".into(),
+                ));
+            }
+            sug.push(suggestion(
+                format!(
+                    "another LUKS cipher than {} (compare `cryptsetup benchmark` on that host)",
+                    i.storage.crypt_cipher.as_deref().unwrap_or("the current one")
+                ),
+                None,
+                e,
+                "not-measured",
+                "the disk-encryption stage is the bound; which cipher is faster depends on the host's crypto engine".into(),
+            ));
+        }
+    }
+    sug.sort_by(|a, b| {
+        b.gain_pct
+            .unwrap_or(f64::MIN)
+            .total_cmp(&a.gain_pct.unwrap_or(f64::MIN))
+    });
+    Verdict {
+        cipher: Some(base.cipher.clone()),
+        variant: Some(base.variant.clone()),
+        end_to_end_mib_s: Some(e),
+        bound_by: bound,
+        reason,
+        suggestions: sug,
+    }
+}
+
+fn share(cpu: &[CpuShare], group: &str) -> f64 {
+    cpu.iter().filter(|s| s.group == group).map(|s| s.pct).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cipher: &str, variant: &str, m: f64, cpu: &[(&str, &str, f64)]) -> Row {
+        Row {
+            cipher: cipher.into(),
+            variant: variant.into(),
+            rsync_flags: vec![],
+            bytes: 1,
+            samples: vec![m],
+            median_mib_s: Some(m),
+            min_mib_s: Some(m),
+            max_mib_s: Some(m),
+            wire_bytes: None,
+            literal_bytes: None,
+            cpu: cpu
+                .iter()
+                .map(|(s, g, p)| CpuShare {
+                    side: s.to_string(),
+                    group: g.to_string(),
+                    pct: *p,
+                })
+                .collect(),
+            error: None,
+        }
+    }
+
+    fn ceil(stage: &str, cipher: Option<&str>, m: f64) -> StageCeiling {
+        super::super::stages::ceiling(stage, cipher, vec![m], String::new())
+    }
+
+    #[test]
+    fn seed_case_luks_bound_with_ranked_fixes() {
+        // The seed: ~8 MB/s, kcryptd at 58% and rsync at 29% of a core, crypto engine irq.
+        let rows = [
+            row(
+                "aes128-ctr",
+                "whole-file",
+                7.4,
+                &[
+                    ("server", "kcryptd", 58.0),
+                    ("server", "rsync-receiver", 29.0),
+                    ("server", "irq", 30.0),
+                ],
+            ),
+            row("aes128-ctr", "delta", 5.0, &[]),
+            row("chacha20-poly1305@openssh.com", "whole-file", 7.6, &[]),
+        ];
+        let ceilings = [
+            ceil("ssh", Some("aes128-ctr"), 40.0),
+            ceil("disk", None, 8.0),
+            ceil("rsync-local", None, 60.0),
+        ];
+        let storage = StorageInfo {
+            dm_name: Some("data".into()),
+            sector_size: Some(512),
+            ..Default::default()
+        };
+        let v = decide(&Input {
+            rows: &rows,
+            ceilings: &ceilings,
+            storage: &storage,
+            default_cipher: Some("aes128-ctr"),
+            cores: Some(1),
+            same_machine: false,
+        });
+        assert_eq!(v.bound_by, "dm-crypt");
+        assert_eq!(v.cipher.as_deref(), Some("aes128-ctr"));
+        let changes: Vec<&str> = v.suggestions.iter().map(|s| s.change.as_str()).collect();
+        assert!(
+            changes[0].contains("no_write_workqueue") || changes[0].contains("4096"),
+            "{changes:?}"
+        );
+        assert!(changes.iter().any(|c| c.contains("--whole-file")));
+        assert!(
+            !changes.iter().any(|c| c.contains("chacha")),
+            "a 3% gain is noise"
+        );
+        assert_eq!(v.suggestions[0].expected_mib_s, Some(40.0));
+    }
+
+    #[test]
+    fn ssh_bound_suggests_the_faster_cipher() {
+        let rows = [
+            row("aes256-cbc", "whole-file", 90.0, &[("client", "ssh", 97.0)]),
+            row("aes128-gcm@openssh.com", "whole-file", 150.0, &[]),
+        ];
+        let ceilings = [
+            ceil("ssh", Some("aes256-cbc"), 100.0),
+            ceil("disk", None, 900.0),
+        ];
+        let v = decide(&Input {
+            rows: &rows,
+            ceilings: &ceilings,
+            storage: &StorageInfo::default(),
+            default_cipher: Some("aes256-cbc"),
+            cores: Some(2),
+            same_machine: true,
+        });
+        assert_eq!(v.bound_by, "ssh");
+        assert!(v.suggestions[0].change.contains("aes128-gcm"));
+        assert_eq!(v.suggestions[0].gain_pct, Some(66.7));
+    }
+}

@@ -1,0 +1,107 @@
+//! Fixtures for the pipeline tests: datasets, tree comparison, a private TMPDIR to prove
+//! nothing is left behind, and killing an embedded sshd with its sessions.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Writes random files (one large, several small in a subdirectory) under `dir`.
+pub fn make_source(dir: &Path, big: usize) {
+    use rand::RngCore;
+    let mut rng = rand::thread_rng();
+    fs::create_dir_all(dir.join("sub")).unwrap();
+    let mut buf = vec![0u8; big];
+    rng.fill_bytes(&mut buf);
+    fs::File::create(dir.join("big.bin"))
+        .unwrap()
+        .write_all(&buf)
+        .unwrap();
+    for i in 0..12 {
+        let mut b = vec![0u8; 1000 + i * 4096];
+        rng.fill_bytes(&mut b);
+        fs::write(dir.join("sub").join(format!("f{i}.bin")), b).unwrap();
+    }
+}
+
+/// Every regular file under `dir`, relative, sorted.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
+    fn walk(root: &Path, d: &Path, out: &mut Vec<PathBuf>) {
+        for e in fs::read_dir(d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            if e.file_type().unwrap().is_dir() {
+                walk(root, &p, out);
+            } else {
+                out.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Asserts both trees hold the same files with the same bytes.
+pub fn assert_same_tree(a: &Path, b: &Path) {
+    let fa = files(a);
+    assert_eq!(fa, files(b), "file lists differ");
+    for f in &fa {
+        assert!(
+            fs::read(a.join(f)).unwrap() == fs::read(b.join(f)).unwrap(),
+            "{} differs",
+            f.display()
+        );
+    }
+}
+
+/// Every entry left in a directory (a private TMPDIR must be empty after a run).
+pub fn leftovers(dir: &Path) -> Vec<String> {
+    fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn ppid_of(pid: u32) -> Option<u32> {
+    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Kills the embedded sshd whose files live in `server_dir`, and every session it forked,
+/// so established connections drop as when a server dies.
+pub fn kill_sshd_and_sessions(server_dir: &Path) {
+    use nix::sys::signal::{kill, Signal};
+    use nix::unistd::Pid;
+    let needle = server_dir.display().to_string();
+    let pids: Vec<u32> = fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    let listener = pids.iter().copied().find(|p| {
+        fs::read(format!("/proc/{p}/cmdline"))
+            .map(|c| String::from_utf8_lossy(&c).contains(&needle))
+            .unwrap_or(false)
+    });
+    let Some(listener) = listener else {
+        panic!("embedded sshd not found")
+    };
+    let mut doomed = vec![listener];
+    for &p in &pids {
+        let mut cur = Some(p);
+        for _ in 0..8 {
+            match cur {
+                Some(c) if c == listener => {
+                    doomed.push(p);
+                    break;
+                }
+                Some(c) if c > 1 => cur = ppid_of(c),
+                _ => break,
+            }
+        }
+    }
+    for p in doomed {
+        let _ = kill(Pid::from_raw(p as i32), Signal::SIGKILL);
+    }
+}
