@@ -12,6 +12,7 @@ pub mod embedded;
 pub mod probe;
 pub mod process;
 pub mod report;
+pub mod storage;
 pub mod sysinfo;
 pub mod target;
 pub mod wire;

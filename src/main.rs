@@ -8,6 +8,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => sshtune::cmd::bench::run(args),
         Command::Probe(args) => sshtune::cmd::probe::run(args),
+        Command::Storage(args) => sshtune::cmd::storage::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,3 +2,4 @@
 
 pub mod bench;
 pub mod probe;
+pub mod storage;
