@@ -46,6 +46,11 @@ pub fn run(args: StorageArgs) -> Result<()> {
     let started = chrono::Local::now().to_rfc3339();
     let progress = StderrProgress::new(args.quiet);
 
+    // A device is checked before anything else happens, so a refusal costs nothing.
+    let device = match &args.device {
+        Some(d) => Some(device::check(d, args.destroy_data, args.force)?),
+        None => None,
+    };
     let caps = Capabilities::detect(&plan.cipher_specs());
     let mut ruled_out = caps.matrix_blockers();
     let mut warnings = Vec::new();
@@ -103,8 +108,8 @@ pub fn run(args: StorageArgs) -> Result<()> {
             bail!("cannot run the matrix on --device: {}", blockers.join("; "));
         }
     } else {
-        let backing = match &args.device {
-            Some(d) => Backing::Device(device::check(d, args.destroy_data, args.force)?),
+        let backing = match device {
+            Some(d) => Backing::Device(d),
             None => Backing::LoopFile(work_parent.clone()),
         };
         let size = match &backing {
