@@ -38,14 +38,18 @@ pub enum Test {
     /// Like `dd bs=16M`: buffered write, clock stops when the last write returns.
     Wr,
     /// Like `dd bs=16M conv=fsync`: buffered write, clock stops after fsync.
+    #[serde(rename = "wr-s")]
     WrS,
     /// Like `dd bs=16M oflag=direct,dsync`: direct synchronous writes.
+    #[serde(rename = "wr-ds")]
     WrDs,
     /// Like `dd bs=16M` reading back: buffered sequential read after dropping caches.
     Rd,
     /// fio random 75 % read / 25 % write, 4 KiB, direct I/O.
+    #[serde(rename = "randrw-4k")]
     RandRw4k,
     /// The same with 64 KiB requests.
+    #[serde(rename = "randrw-64k")]
     RandRw64k,
 }
 
@@ -93,8 +97,8 @@ impl Test {
             Test::WrS => "caches dropped; write() of 16 MiB blocks through the page cache, then fsync(); clock stops after fsync returns (like dd bs=16M conv=fsync)",
             Test::WrDs => "caches dropped; write() of 16 MiB blocks with O_DIRECT|O_DSYNC from an aligned buffer (like dd bs=16M oflag=direct,dsync)",
             Test::Rd => "caches dropped; read() of 16 MiB blocks through the page cache of the data just written (like dd bs=16M of=/dev/null)",
-            Test::RandRw4k => "fio --rw=randrw --rwmixread=75 --bs=4k --direct=1 --ioengine=psync --iodepth=1, over the I/O size, capped by the fio runtime; figure = read + write MiB/s",
-            Test::RandRw64k => "fio --rw=randrw --rwmixread=75 --bs=64k --direct=1 --ioengine=psync --iodepth=1, over the I/O size, capped by the fio runtime; figure = read + write MiB/s",
+            Test::RandRw4k => "sync and the target's cached pages dropped (fadvise DONTNEED); fio --rw=randrw --rwmixread=75 --bs=4k --direct=1 --ioengine=psync --iodepth=1, over the I/O size, capped by the fio runtime; figure = read + write MiB/s",
+            Test::RandRw64k => "sync and the target's cached pages dropped (fadvise DONTNEED); fio --rw=randrw --rwmixread=75 --bs=64k --direct=1 --ioengine=psync --iodepth=1, over the I/O size, capped by the fio runtime; figure = read + write MiB/s",
         }
     }
 

@@ -297,11 +297,15 @@ fn measure(
     buf: &mut seqio::Buffer,
 ) -> Result<(f64, Option<fio::FioFigures>)> {
     if test.is_fio() {
-        seqio::drop_caches()?;
         let file = match layer {
             Layer::Raw => path.to_path_buf(),
             Layer::Ext4 => path.with_file_name("sshtune-fio.dat"),
         };
+        if file.exists() {
+            seqio::drop_target_cache(&file)?;
+        } else {
+            nix::unistd::sync();
+        }
         let f = fio::run(test, &file, s.io_bytes, s.fio_runtime, work)?;
         Ok((f.total_mib_s(), Some(f)))
     } else {
