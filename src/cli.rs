@@ -174,6 +174,9 @@ pub struct StorageArgs {
     /// Layers instead of the preset's.
     #[arg(long, value_enum, value_delimiter = ',')]
     pub layers: Vec<crate::storage::plan::Layer>,
+    /// Tests instead of the preset's (e.g. wr-s,rd for the seed's file-copy table).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub tests: Vec<crate::storage::plan::Test>,
     /// Format LUKS2 headers instead of header-less plain mappings (same data path).
     #[arg(long)]
     pub luks2: bool,

@@ -7,13 +7,16 @@ use sshtune::storage::plan::{self, Layer, Overrides, Perf, Preset, Test, ALL_TES
 fn quick_preset_is_one_cipher_on_the_raw_device_plus_baseline() {
     let p = plan::build(Preset::Quick, &Overrides::default()).unwrap();
     assert_eq!(p.targets.len(), 2);
-    assert!(p.targets[0].crypt.is_none(), "baseline first");
-    let c = p.targets[1].crypt.as_ref().unwrap();
+    assert!(
+        p.targets[1].crypt.is_none(),
+        "baseline last, as in the seed"
+    );
+    let c = p.targets[0].crypt.as_ref().unwrap();
     assert_eq!(
         (c.cipher.as_str(), c.key_bits, c.sector_size),
         ("aes-xts-plain64", 256, 4096)
     );
-    assert_eq!(p.targets[1].layers, vec![Layer::Raw]);
+    assert_eq!(p.targets[0].layers, vec![Layer::Raw]);
     assert_eq!(p.steps(), 2 * 6);
 }
 
@@ -67,20 +70,23 @@ fn overrides_replace_dimensions() {
         sector_sizes: vec![512, 4096],
         perf: vec![Perf::Default, Perf::NoWorkqueue],
         layers: vec![Layer::Ext4],
+        tests: vec![Test::Rd, Test::WrS, Test::BufferedRead],
         repeat: Some(3),
     };
     let p = plan::build(Preset::Quick, &o).unwrap();
     assert_eq!(p.targets.len(), 1 + 2 * 2 * 2);
-    let essiv = p.targets[1].crypt.as_ref().unwrap();
+    let essiv = p.targets[0].crypt.as_ref().unwrap();
     assert_eq!(
         essiv.cipher, "aes-cbc-essiv:sha256",
         "the colon of essiv is not a key size"
     );
     assert_eq!(essiv.key_bits, 256);
-    assert_eq!(p.targets[5].crypt.as_ref().unwrap().key_bits, 256);
+    assert_eq!(p.targets[4].crypt.as_ref().unwrap().key_bits, 256);
     assert_eq!(p.repeat, 3);
-    // 1 + 8 targets × ext4 tests without hdparm (5) × 3 samples.
-    assert_eq!(p.steps(), 9 * 5 * 3);
+    // Tests keep the seed's column order whatever order they were given in.
+    assert_eq!(p.tests, vec![Test::BufferedRead, Test::WrS, Test::Rd]);
+    // 8 targets + baseline × ext4 tests without hdparm (2) × 3 samples.
+    assert_eq!(p.steps(), 9 * 2 * 3);
 }
 
 #[test]

@@ -32,6 +32,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
         sector_sizes: args.sector_sizes.clone(),
         perf: args.perf.clone(),
         layers: args.layers.clone(),
+        tests: args.tests.clone(),
         repeat: args.repeat,
     };
     let plan = plan::build(preset, &overrides).map_err(anyhow::Error::msg)?;

@@ -30,7 +30,7 @@ impl Perf {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// Like `hdparm -t`: buffered sequential read of the block device in 2 MiB requests.
@@ -39,17 +39,21 @@ pub enum Test {
     Wr,
     /// Like `dd bs=16M conv=fsync`: buffered write, clock stops after fsync.
     #[serde(rename = "wr-s")]
+    #[value(name = "wr-s")]
     WrS,
     /// Like `dd bs=16M oflag=direct,dsync`: direct synchronous writes.
     #[serde(rename = "wr-ds")]
+    #[value(name = "wr-ds")]
     WrDs,
     /// Like `dd bs=16M` reading back: buffered sequential read after dropping caches.
     Rd,
     /// fio random 75 % read / 25 % write, 4 KiB, direct I/O.
     #[serde(rename = "randrw-4k")]
+    #[value(name = "randrw-4k")]
     RandRw4k,
     /// The same with 64 KiB requests.
     #[serde(rename = "randrw-64k")]
+    #[value(name = "randrw-64k")]
     RandRw64k,
 }
 
@@ -157,6 +161,7 @@ pub struct Overrides {
     pub sector_sizes: Vec<u32>,
     pub perf: Vec<Perf>,
     pub layers: Vec<Layer>,
+    pub tests: Vec<Test>,
     pub repeat: Option<u32>,
 }
 
@@ -257,10 +262,7 @@ pub fn build(preset: Preset, o: &Overrides) -> Result<Plan, String> {
     } else {
         o.layers.clone()
     };
-    let mut targets = vec![Target {
-        crypt: None,
-        layers: layers.clone(),
-    }];
+    let mut targets = Vec::new();
     for (cipher, key_bits) in &pairs {
         for &sector_size in &sectors {
             for &p in &perf {
@@ -276,10 +278,24 @@ pub fn build(preset: Preset, o: &Overrides) -> Result<Plan, String> {
             }
         }
     }
+    // The baseline last, as in the seed's tables; ratios are computed after the run.
+    targets.push(Target {
+        crypt: None,
+        layers,
+    });
+    let tests = if o.tests.is_empty() {
+        tests.to_vec()
+    } else {
+        ALL_TESTS
+            .iter()
+            .copied()
+            .filter(|t| o.tests.contains(t))
+            .collect()
+    };
     Ok(Plan {
         preset,
         targets,
-        tests: tests.to_vec(),
+        tests,
         repeat: o.repeat.unwrap_or(1).max(1),
     })
 }
