@@ -16,6 +16,7 @@ pub mod process;
 pub mod report;
 pub mod serve;
 pub mod speed;
+pub mod storage;
 pub mod sysinfo;
 pub mod target;
 pub mod transport;

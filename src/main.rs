@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::Speed(args) => sshtune::cmd::speed::run(args),
         Command::TcpSink(args) => sshtune::cmd::tcp_sink::run(args),
         Command::Pipeline(args) => sshtune::cmd::pipeline::run(args),
+        Command::Storage(args) => sshtune::cmd::storage::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,4 +7,5 @@ pub mod pipeline;
 pub mod probe;
 pub mod serve;
 pub mod speed;
+pub mod storage;
 pub mod tcp_sink;

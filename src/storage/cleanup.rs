@@ -1,0 +1,131 @@
+//! Everything a storage run creates is recorded here the moment it exists and undone in
+//! reverse order: on success, on error (the registry is dropped while the error unwinds) and
+//! on SIGINT/SIGTERM (the signal makes every step fail with `Interrupted`, which unwinds too).
+
+use crate::process::run_capture;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resource {
+    Dir(PathBuf),
+    File(PathBuf),
+    Loop(PathBuf),
+    Mapping(String),
+    Mount(PathBuf),
+}
+
+#[derive(Debug, Default)]
+pub struct Cleanup {
+    stack: Vec<Resource>,
+    /// What could not be removed, for the report.
+    pub failures: Vec<String>,
+}
+
+impl Cleanup {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, r: Resource) {
+        self.stack.push(r);
+    }
+
+    /// Position to return to with `unwind_to`.
+    pub fn mark(&self) -> usize {
+        self.stack.len()
+    }
+
+    /// Undoes everything registered after `mark`, newest first; errors are kept, not raised,
+    /// so one stuck resource does not leave the rest behind.
+    pub fn unwind_to(&mut self, mark: usize) -> Result<(), String> {
+        let mut errs = Vec::new();
+        while self.stack.len() > mark {
+            let r = self.stack.pop().expect("non-empty");
+            if let Err(e) = undo(&r) {
+                errs.push(e);
+            }
+        }
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            self.failures.extend(errs.iter().cloned());
+            Err(errs.join("; "))
+        }
+    }
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Err(e) = self.unwind_to(0) {
+            eprintln!("sshtune: cleanup incomplete: {e}");
+        }
+    }
+}
+
+/// Undoes one resource. Busy devices get a few retries: udev or a just-finished writer may
+/// still hold them for a moment.
+pub fn undo(r: &Resource) -> Result<(), String> {
+    match r {
+        Resource::Dir(p) => match std::fs::remove_dir_all(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("removing {}: {e}", p.display()))
+            }
+            _ => Ok(()),
+        },
+        Resource::File(p) => match std::fs::remove_file(p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("removing {}: {e}", p.display()))
+            }
+            _ => Ok(()),
+        },
+        Resource::Mount(p) => retry(|| {
+            nix::mount::umount(p.as_path())
+                .or_else(|e| {
+                    if e == nix::errno::Errno::EINVAL || e == nix::errno::Errno::ENOENT {
+                        Ok(()) // not mounted (any more)
+                    } else {
+                        Err(e)
+                    }
+                })
+                .map_err(|e| format!("unmounting {}: {e}", p.display()))
+        })
+        .or_else(|e| {
+            // Last resort: detach lazily so the mapping under it can still go.
+            nix::mount::umount2(p.as_path(), nix::mount::MntFlags::MNT_DETACH)
+                .map_err(|e2| format!("{e}; lazy unmount: {e2}"))
+        }),
+        Resource::Mapping(name) => retry(|| {
+            if !super::dmcrypt::exists(name) {
+                return Ok(());
+            }
+            run_capture(Command::new("cryptsetup").args(["close", name]))
+                .map(drop)
+                .or_else(|_| {
+                    run_capture(Command::new("dmsetup").args(["remove", "--retry", name])).map(drop)
+                })
+                .map_err(|e| format!("removing mapping {name}: {e:#}"))
+        }),
+        Resource::Loop(dev) => retry(|| {
+            if !super::dmcrypt::loop_attached(dev) {
+                return Ok(());
+            }
+            run_capture(Command::new("losetup").arg("-d").arg(dev))
+                .map(drop)
+                .map_err(|e| format!("detaching {}: {e:#}", dev.display()))
+        }),
+    }
+}
+
+fn retry(mut f: impl FnMut() -> Result<(), String>) -> Result<(), String> {
+    let mut last = Ok(());
+    for i in 0..5 {
+        last = f();
+        if last.is_ok() {
+            return last;
+        }
+        std::thread::sleep(Duration::from_millis(200 * (i + 1)));
+    }
+    last
+}

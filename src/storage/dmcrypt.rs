@@ -1,0 +1,173 @@
+//! cryptsetup: mapping a device with a random key that never touches a disk (it goes to
+//! cryptsetup's stdin), closing it, and finding mappings an earlier killed run left behind.
+
+use super::plan::{CryptSpec, Perf};
+use crate::process::{check_interrupted, last_line};
+use anyhow::{bail, Context, Result};
+use rand::RngCore;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Every mapping we create is named `sshtune-<pid>-<n>`, so a later run can tell ours (and
+/// whether their owner is still alive) from anybody else's.
+pub const PREFIX: &str = "sshtune-";
+
+pub fn mapping_name(n: usize) -> String {
+    format!("{PREFIX}{}-{n}", std::process::id())
+}
+
+/// Header-less plain mode (the default) or LUKS2 with a fast PBKDF (the header and key slot
+/// cost nothing at run time; the data path is the same dm-crypt table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    Plain,
+    Luks2,
+}
+
+fn perf_args(p: Perf) -> &'static [&'static str] {
+    match p {
+        Perf::Default => &[],
+        Perf::NoWorkqueue => &["--perf-no_read_workqueue", "--perf-no_write_workqueue"],
+    }
+}
+
+/// Maps `backing` as `/dev/mapper/<name>`.
+pub fn open(spec: &CryptSpec, format: Format, backing: &Path, name: &str) -> Result<PathBuf> {
+    check_interrupted()?;
+    let mut key = vec![0u8; (spec.key_bits / 8) as usize];
+    rand::thread_rng().fill_bytes(&mut key);
+    let key_size = spec.key_bits.to_string();
+    let sector = spec.sector_size.to_string();
+    let backing_s = backing.display().to_string();
+    let kbytes = (spec.key_bits / 8).to_string();
+    let common = [
+        "--cipher",
+        spec.cipher.as_str(),
+        "--key-size",
+        &key_size,
+        "--sector-size",
+        &sector,
+        "--key-file",
+        "-",
+        "--keyfile-size",
+        &kbytes,
+    ];
+    match format {
+        Format::Plain => {
+            let mut args = vec!["open", "--type", "plain", "--batch-mode"];
+            args.extend(common);
+            args.extend(perf_args(spec.perf));
+            args.extend([backing_s.as_str(), name]);
+            with_key(&args, &key)?;
+        }
+        Format::Luks2 => {
+            let mut fmt = vec![
+                "luksFormat",
+                "--batch-mode",
+                "--type",
+                "luks2",
+                "--pbkdf",
+                "pbkdf2",
+                "--pbkdf-force-iterations",
+                "1000",
+            ];
+            fmt.extend(common);
+            fmt.push(&backing_s);
+            with_key(&fmt, &key)?;
+            let mut args = vec![
+                "open",
+                "--batch-mode",
+                "--key-file",
+                "-",
+                "--keyfile-size",
+                &kbytes,
+            ];
+            args.extend(perf_args(spec.perf));
+            args.extend([backing_s.as_str(), name]);
+            with_key(&args, &key)?;
+        }
+    }
+    key.iter_mut().for_each(|b| *b = 0);
+    let dev = PathBuf::from(format!("/dev/mapper/{name}"));
+    if !dev.exists() {
+        bail!(
+            "cryptsetup opened {name} but {} does not exist",
+            dev.display()
+        );
+    }
+    Ok(dev)
+}
+
+fn with_key(args: &[&str], key: &[u8]) -> Result<()> {
+    let mut child = Command::new("cryptsetup")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot run cryptsetup (is cryptsetup-bin installed?)")?;
+    {
+        let mut stdin = child.stdin.take().context("cryptsetup stdin")?;
+        stdin
+            .write_all(key)
+            .context("passing the key to cryptsetup")?;
+    }
+    let out = child.wait_with_output().context("waiting for cryptsetup")?;
+    if !out.status.success() {
+        bail!(
+            "cryptsetup {} failed: {}",
+            args[0],
+            last_line(&String::from_utf8_lossy(&out.stderr))
+        );
+    }
+    Ok(())
+}
+
+/// Device-mapper devices by name, from sysfs (works without udev and without dmsetup).
+pub fn mappings() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let dm = e.file_name().to_string_lossy().into_owned();
+            if let Ok(name) = std::fs::read_to_string(e.path().join("dm/name")) {
+                out.push((name.trim().to_string(), dm));
+            }
+        }
+    }
+    out
+}
+
+pub fn exists(name: &str) -> bool {
+    mappings().iter().any(|(n, _)| n == name)
+}
+
+/// Loop devices with their backing files.
+pub fn loops() -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/sys/block") {
+        for e in rd.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
+                out.push((PathBuf::from("/dev").join(n), b.trim().to_string()));
+            }
+        }
+    }
+    out
+}
+
+pub fn loop_attached(dev: &Path) -> bool {
+    loops().iter().any(|(d, _)| d == dev)
+}
+
+/// The pid in `sshtune-<pid>-...` (mappings) or `sshtune-storage-<pid>-...` (work dirs).
+pub fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(PREFIX)?;
+    let rest = rest.strip_prefix("storage-").unwrap_or(rest);
+    rest.split('-').next()?.parse().ok()
+}
+
+pub fn pid_alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}

@@ -1,0 +1,332 @@
+//! Executes a plan: sets up the target, maps each setting, runs each test, and undoes every
+//! step through the cleanup registry whatever happens.
+
+use super::cleanup::{Cleanup, Resource};
+use super::model::{CellResult, MatrixResult, TestInfo, TestResult};
+use super::plan::{Layer, Plan, Target, Test};
+use super::{crypto, dmcrypt, fio, kspeed, seqio};
+use crate::process::{check_interrupted, run_capture, Interrupted};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// Where the data goes.
+#[derive(Debug, Clone)]
+pub enum Backing {
+    /// A file of `size` bytes in this directory, attached as a loop device.
+    LoopFile(PathBuf),
+    /// A whole device the user gave up (`--device X --destroy-data`), already checked.
+    Device(PathBuf),
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub backing: Backing,
+    /// Where the work directory (loop file, mount point) is made.
+    pub work_parent: PathBuf,
+    pub size: u64,
+    pub io_bytes: u64,
+    pub fio_runtime: Duration,
+    pub format: dmcrypt::Format,
+    pub load: u32,
+}
+
+/// Progress for humans; the figures themselves only go into the report.
+pub trait Progress {
+    fn status(&self, msg: &str);
+    fn step(&self, done: usize, total: usize, what: &str, eta: Option<Duration>);
+}
+
+/// Bytes each sequential test moves: half the target (ext4 needs room for its metadata),
+/// whole 16 MiB blocks, at least one.
+pub fn io_bytes_for(size: u64) -> u64 {
+    let b = 16u64 << 20;
+    ((size / 2) / b * b).max(b)
+}
+
+pub fn run(plan: &Plan, s: &Settings, progress: &dyn Progress) -> Result<MatrixResult> {
+    let mut cleanup = Cleanup::new();
+    let pid = std::process::id();
+    let work = tempfile::Builder::new()
+        .prefix(&format!("{}{pid}-", super::stale::WORKDIR_PREFIX))
+        .tempdir_in(&s.work_parent)
+        .with_context(|| format!("making a work directory in {}", s.work_parent.display()))?
+        .keep();
+    cleanup.push(Resource::Dir(work.clone()));
+    let (device, target_desc) = match &s.backing {
+        Backing::Device(d) => (d.clone(), d.display().to_string()),
+        Backing::LoopFile(dir) => {
+            progress.status("creating the loop file");
+            let file = work.join("backing.img");
+            cleanup.push(Resource::File(file.clone()));
+            allocate(&file, s.size)?;
+            check_interrupted()?;
+            let dev = run_capture(
+                Command::new("losetup")
+                    .args(["--find", "--show"])
+                    .arg(&file),
+            )
+            .context("attaching a loop device")?;
+            let dev = PathBuf::from(dev.trim());
+            cleanup.push(Resource::Loop(dev.clone()));
+            (dev, format!("loop device on a file in {}", dir.display()))
+        }
+    };
+    let mnt = work.join("mnt");
+    std::fs::create_dir(&mnt).context("making the mount point")?;
+    let _load = super::load::Load::start(s.load);
+    let mut buf = seqio::Buffer::new();
+
+    let total = plan.steps();
+    let mut done = 0usize;
+    let started = Instant::now();
+    let mut cells = Vec::new();
+    for (i, target) in plan.targets.iter().enumerate() {
+        let mark = cleanup.mark();
+        let mapped = match &target.crypt {
+            None => Ok((device.clone(), None)),
+            Some(spec) => {
+                let name = dmcrypt::mapping_name(i);
+                cleanup.push(Resource::Mapping(name.clone()));
+                progress.status(&format!("mapping {} as {name}", describe(target)));
+                dmcrypt::open(spec, s.format, &device, &name).map(|dev| {
+                    let algs =
+                        crypto::parse(&std::fs::read_to_string("/proc/crypto").unwrap_or_default());
+                    (dev, Some(crypto::choose(&spec.cipher, &algs)))
+                })
+            }
+        };
+        let (dev, driver) = match mapped {
+            Ok(v) => v,
+            Err(e) => {
+                if e.downcast_ref::<Interrupted>().is_some() {
+                    return Err(e);
+                }
+                for &layer in &target.layers {
+                    let mut c = cell(target, layer, None);
+                    c.error = Some(format!("{e:#}"));
+                    cells.push(c);
+                    done += count(plan, layer);
+                }
+                cleanup.unwind_to(mark).map_err(anyhow::Error::msg)?;
+                continue;
+            }
+        };
+        for &layer in &target.layers {
+            let mut c = cell(target, layer, driver.as_ref());
+            let layer_mark = cleanup.mark();
+            let path = match prepare_layer(layer, &dev, &mnt, &mut cleanup) {
+                Ok(p) => p,
+                Err(e) => {
+                    if e.downcast_ref::<Interrupted>().is_some() {
+                        return Err(e);
+                    }
+                    c.error = Some(format!("{e:#}"));
+                    cells.push(c);
+                    done += count(plan, layer);
+                    cleanup.unwind_to(layer_mark).map_err(anyhow::Error::msg)?;
+                    continue;
+                }
+            };
+            for &test in plan.tests.iter().filter(|t| t.applies_to(layer)) {
+                let mut r = TestResult {
+                    test,
+                    samples_mib_s: Vec::new(),
+                    median_mib_s: None,
+                    min_mib_s: None,
+                    max_mib_s: None,
+                    pct_of_baseline: None,
+                    fio: None,
+                    fio_samples: Vec::new(),
+                    error: None,
+                };
+                for _ in 0..plan.repeat {
+                    let what = format!(
+                        "{} {} {}",
+                        describe(target),
+                        layer_name(layer),
+                        test.label()
+                    );
+                    progress.status(&what);
+                    match measure(test, layer, &path, s, &work, &mut buf) {
+                        Ok((mib, f)) => {
+                            r.samples_mib_s.push(mib);
+                            if let Some(f) = f {
+                                r.fio_samples.push(f);
+                            }
+                        }
+                        Err(e) => {
+                            if e.downcast_ref::<Interrupted>().is_some() {
+                                return Err(e);
+                            }
+                            r.error = Some(format!("{e:#}"));
+                        }
+                    }
+                    done += 1;
+                    let el = started.elapsed();
+                    let eta = (done > 0)
+                        .then(|| el.mul_f64((total - done.min(total)) as f64 / done as f64));
+                    progress.step(done, total, &format!("{what}: {}", last_figure(&r)), eta);
+                    if r.error.is_some() {
+                        done += plan.repeat as usize - r.samples_mib_s.len() - 1;
+                        break;
+                    }
+                }
+                if !r.samples_mib_s.is_empty() {
+                    let mut v = r.samples_mib_s.clone();
+                    r.median_mib_s = Some(kspeed::median(&mut v));
+                    let (lo, hi) = kspeed::range(&r.samples_mib_s);
+                    r.min_mib_s = Some(lo);
+                    r.max_mib_s = Some(hi);
+                }
+                r.fio = r.fio_samples.pop();
+                c.results.push(r);
+            }
+            cells.push(c);
+            cleanup.unwind_to(layer_mark).map_err(anyhow::Error::msg)?;
+        }
+        cleanup.unwind_to(mark).map_err(anyhow::Error::msg)?;
+    }
+    let mut m = MatrixResult {
+        preset: plan.preset,
+        target: target_desc,
+        target_bytes: s.size,
+        io_bytes: s.io_bytes,
+        fio_runtime_s: s.fio_runtime.as_secs(),
+        repeat: plan.repeat,
+        load_threads: s.load,
+        format: s.format,
+        tests: plan
+            .tests
+            .iter()
+            .map(|t| TestInfo {
+                test: *t,
+                label: t.label().into(),
+                how: t.how().into(),
+            })
+            .collect(),
+        cells,
+        complete: true,
+    };
+    m.compute_ratios();
+    drop(_load);
+    cleanup.unwind_to(0).map_err(anyhow::Error::msg)?;
+    Ok(m)
+}
+
+fn count(plan: &Plan, layer: Layer) -> usize {
+    plan.tests.iter().filter(|t| t.applies_to(layer)).count() * plan.repeat as usize
+}
+
+fn last_figure(r: &TestResult) -> String {
+    match (&r.error, r.samples_mib_s.last()) {
+        (Some(e), _) => format!("error: {e}"),
+        (None, Some(v)) => format!("{v:.1} MiB/s"),
+        _ => "-".into(),
+    }
+}
+
+fn layer_name(l: Layer) -> &'static str {
+    match l {
+        Layer::Raw => "raw",
+        Layer::Ext4 => "ext4",
+    }
+}
+
+pub fn describe(t: &Target) -> String {
+    match &t.crypt {
+        None => "baseline".into(),
+        Some(c) => format!(
+            "{}/{}b/{}B/{}",
+            c.cipher,
+            c.key_bits,
+            c.sector_size,
+            c.perf.label()
+        ),
+    }
+}
+
+fn cell(t: &Target, layer: Layer, driver: Option<&crypto::DriverChoice>) -> CellResult {
+    CellResult {
+        cipher: t.crypt.as_ref().map(|c| c.cipher.clone()),
+        key_bits: t.crypt.as_ref().map(|c| c.key_bits),
+        sector_size: t.crypt.as_ref().map(|c| c.sector_size),
+        perf: t.crypt.as_ref().map(|c| c.perf),
+        layer,
+        acc: driver.map(|d| d.class),
+        driver: driver.and_then(|d| d.driver.clone()),
+        results: Vec::new(),
+        error: None,
+    }
+}
+
+/// Raw: the device itself. Ext4: a fresh filesystem (inode tables and journal initialised
+/// now, not lazily during the tests — the seed's remark), mounted on `mnt`.
+fn prepare_layer(layer: Layer, dev: &Path, mnt: &Path, cleanup: &mut Cleanup) -> Result<PathBuf> {
+    match layer {
+        Layer::Raw => Ok(dev.to_path_buf()),
+        Layer::Ext4 => {
+            check_interrupted()?;
+            run_capture(
+                Command::new("mkfs.ext4")
+                    .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+                    .arg(dev),
+            )
+            .context("mkfs.ext4")?;
+            cleanup.push(Resource::Mount(mnt.to_path_buf()));
+            nix::mount::mount(
+                Some(dev),
+                mnt,
+                Some("ext4"),
+                nix::mount::MsFlags::empty(),
+                None::<&str>,
+            )
+            .with_context(|| format!("mounting {} on {}", dev.display(), mnt.display()))?;
+            Ok(mnt.join("sshtune-test.dat"))
+        }
+    }
+}
+
+fn measure(
+    test: Test,
+    layer: Layer,
+    path: &Path,
+    s: &Settings,
+    work: &Path,
+    buf: &mut seqio::Buffer,
+) -> Result<(f64, Option<fio::FioFigures>)> {
+    if test.is_fio() {
+        let file = match layer {
+            Layer::Raw => path.to_path_buf(),
+            Layer::Ext4 => path.with_file_name("sshtune-fio.dat"),
+        };
+        if layer == Layer::Ext4 {
+            // The sequential tests' file would leave fio too little room on a small target.
+            let _ = std::fs::remove_file(path);
+        }
+        if file.exists() {
+            seqio::drop_target_cache(&file)?;
+        } else {
+            nix::unistd::sync();
+        }
+        let f = fio::run(test, &file, s.io_bytes, s.fio_runtime, work)?;
+        Ok((f.total_mib_s(), Some(f)))
+    } else {
+        Ok((seqio::run(test, path, s.io_bytes, buf)?, None))
+    }
+}
+
+/// The loop file gets real blocks up front, so the first test does not pay for allocation.
+fn allocate(file: &Path, size: u64) -> Result<()> {
+    let f = std::fs::File::create(file).with_context(|| format!("creating {}", file.display()))?;
+    nix::fcntl::fallocate(
+        std::os::fd::AsRawFd::as_raw_fd(&f),
+        nix::fcntl::FallocateFlags::empty(),
+        0,
+        size as i64,
+    )
+    .or_else(|_| f.set_len(size).map_err(|_| nix::errno::Errno::EIO))
+    .with_context(|| format!("allocating {} bytes for {}", size, file.display()))?;
+    Ok(())
+}
