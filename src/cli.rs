@@ -137,6 +137,12 @@ pub struct BenchArgs {
     /// HOST, `both` when an OpenSSH sshd is installed, else `native` alone.
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
+    /// Native engine: largest SSH data packet payload we send and accept (e.g. 32K; 1K–128K).
+    #[arg(long, value_parser = parse_packet_size)]
+    pub packet_size: Option<u32>,
+    /// Native engine: channel receive window we grant (e.g. 8M; 64K–1G). OpenSSH uses 2 MiB.
+    #[arg(long, value_parser = parse_window)]
+    pub window: Option<u32>,
     /// known_hosts file the native engine checks the server's key against (default ~/.ssh/known_hosts).
     #[arg(long)]
     pub known_hosts: Option<PathBuf>,
@@ -457,6 +463,22 @@ pub struct StorageArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+fn parse_packet_size(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if !(1024..=128 * 1024).contains(&v) {
+        return Err("--packet-size must be between 1K and 128K".into());
+    }
+    Ok(v as u32)
+}
+
+fn parse_window(s: &str) -> Result<u32, String> {
+    let v = parse_size(s)?;
+    if !(64 * 1024..=1 << 30).contains(&v) {
+        return Err("--window must be between 64K and 1G".into());
+    }
+    Ok(v as u32)
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

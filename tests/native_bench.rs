@@ -75,3 +75,39 @@ fn both_engines_side_by_side() {
         .collect();
     assert_eq!(engines, ["openssh", "native"]);
 }
+
+#[test]
+fn packet_size_and_window_are_options_recorded_in_the_json() {
+    let o = output(sshtune().args([
+        "bench",
+        "--engine",
+        "native",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--packet-size",
+        "16K",
+        "--window",
+        "1M",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["settings"]["native_packet_bytes"], 16384);
+    assert_eq!(v["settings"]["native_window_bytes"], 1 << 20);
+    assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
+    let o = output(sshtune().args(["bench", "--engine", "native", "--packet-size", "300K"]));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--packet-size must be between"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -129,6 +129,12 @@ pub struct Settings {
     pub fixed_size_bytes: Option<u64>,
     /// Adaptive sizing grows a transfer until it lasts at least this long.
     pub min_duration_s: f64,
+    /// Native engine only: largest data packet payload and the channel window it granted
+    /// (null when the native engine did not run).
+    #[serde(default)]
+    pub native_packet_bytes: Option<u32>,
+    #[serde(default)]
+    pub native_window_bytes: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -265,6 +265,10 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             warmup: args.warmup,
             fixed_size_bytes: args.size,
             min_duration_s: args.min_duration,
+            native_packet_bytes: (args.engine() == Engine::Both)
+                .then(|| super::bench_native::packet_size(args)),
+            native_window_bytes: (args.engine() == Engine::Both)
+                .then(|| super::bench_native::window(args)),
         },
         ceiling,
         ranking: report::ranking::rank(&results),

@@ -36,16 +36,29 @@ fn home() -> Result<PathBuf> {
         .context("HOME is not set: pass --identity and --known-hosts")
 }
 
+/// The channel window the native client grants (`--window`, else the tuned default).
+pub fn window(args: &BenchArgs) -> u32 {
+    args.window.unwrap_or(DEFAULT_WINDOW)
+}
+
+/// The largest data packet the native client uses (`--packet-size`, else the default).
+pub fn packet_size(args: &BenchArgs) -> u32 {
+    args.packet_size.unwrap_or(DEFAULT_MAX_PACKET)
+}
+
 pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
     let mut warnings = Vec::new();
     let (exec, embedded, host_label, offered) = match &args.host {
         None => {
             let server =
                 EmbeddedNative::start(Preferences::from_catalog(true), Options::default())?;
+            let mut client = server.client.clone();
+            client.window = window(args);
+            client.packet_size = packet_size(args);
             let exec = Native::new(
                 "127.0.0.1".into(),
                 server.addr.port(),
-                server.client.clone(),
+                client,
                 Peer::Sshtune,
             );
             let offered = Preferences::from_catalog(true).ciphers;
@@ -80,8 +93,8 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
                 known_hosts,
                 prefs: Preferences::from_catalog(true),
                 opts: Options::default(),
-                window: DEFAULT_WINDOW,
-                packet_size: DEFAULT_MAX_PACKET,
+                window: window(args),
+                packet_size: packet_size(args),
                 connect_timeout: Duration::from_secs(10),
             };
             let exec = Native::new(resolved.hostname.clone(), resolved.port, cfg, peer);
@@ -220,6 +233,8 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
             warmup: args.warmup,
             fixed_size_bytes: args.size,
             min_duration_s: args.min_duration,
+            native_packet_bytes: Some(packet_size(args)),
+            native_window_bytes: Some(window(args)),
         },
         ceiling: s.ceiling.take(),
         ranking,

@@ -136,6 +136,8 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
         min_duration: 2.0,
         direction: args.direction,
         engine: Some(Engine::Openssh),
+        packet_size: None,
+        window: None,
         known_hosts: None,
         ceiling: None,
         remote_sshtune: None,

@@ -85,6 +85,8 @@ pub fn ssh_only(
         min_duration: 1.0,
         direction: Directions::Upload,
         engine: Some(Engine::Openssh),
+        packet_size: None,
+        window: None,
         known_hosts: None,
         remote_sshtune: None,
         ceiling: None,
