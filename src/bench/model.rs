@@ -77,6 +77,9 @@ pub struct BenchReport {
 /// cannot say which is faster, and the report says so instead of ranking them.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Ranking {
+    /// Rows of different engines are ranked apart.
+    #[serde(default)]
+    pub engine: String,
     pub direction: Direction,
     /// Fastest first, by median.
     pub entries: Vec<RankEntry>,

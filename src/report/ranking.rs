@@ -5,13 +5,28 @@
 use crate::bench::model::{BenchReport, Direction, RankEntry, Ranking, ResultRow};
 use crate::bench::stats;
 
-/// Ranks the measured rows of each direction, fastest median first.
+/// Ranks the measured rows of each engine and direction, fastest median first. Engines are
+/// ranked apart: the question is which cipher to pick for a given implementation.
 pub fn rank(results: &[ResultRow]) -> Vec<Ranking> {
+    let mut engines: Vec<&str> = Vec::new();
+    for r in results {
+        if !engines.contains(&r.engine.as_str()) {
+            engines.push(&r.engine);
+        }
+    }
+    let mut out = Vec::new();
+    for engine in engines {
+        out.extend(rank_engine(results, engine));
+    }
+    out
+}
+
+fn rank_engine(results: &[ResultRow], engine: &str) -> Vec<Ranking> {
     let mut out = Vec::new();
     for direction in [Direction::Upload, Direction::Download] {
         let mut rows: Vec<&ResultRow> = results
             .iter()
-            .filter(|r| r.direction == direction && r.error.is_none())
+            .filter(|r| r.engine == engine && r.direction == direction && r.error.is_none())
             .filter(|r| r.median_mib_s.is_some() && !r.samples.is_empty())
             .collect();
         if rows.is_empty() {
@@ -41,6 +56,7 @@ pub fn rank(results: &[ResultRow]) -> Vec<Ranking> {
         }
         let significant = entries.iter().all(|e| e.ahead_of_next != Some(false));
         out.push(Ranking {
+            engine: engine.to_string(),
             direction,
             entries,
             significant,
@@ -57,7 +73,12 @@ pub fn lines(report: &BenchReport) -> Vec<String> {
         .iter()
         .filter(|r| r.entries.len() > 1)
         .map(|r| {
-            let mut s = format!("Ranking, {}:", r.direction);
+            let several = report.ranking.iter().any(|o| o.engine != r.engine);
+            let mut s = if several {
+                format!("Ranking, {} {}:", r.engine, r.direction)
+            } else {
+                format!("Ranking, {}:", r.direction)
+            };
             for (i, e) in r.entries.iter().enumerate() {
                 if i > 0 {
                     let apart = r.entries[i - 1].ahead_of_next == Some(true);
@@ -128,5 +149,20 @@ mod tests {
             ResultRow::failed("openssh", "b", None, Direction::Upload, "refused".into()),
         ];
         assert_eq!(rank(&rows)[0].entries.len(), 1);
+    }
+
+    #[test]
+    fn engines_are_ranked_apart() {
+        let mut native = row("a", &[500.0, 510.0, 505.0]);
+        native.engine = "native".into();
+        let rows = vec![
+            row("a", &[50.0, 52.0, 51.0]),
+            row("b", &[20.0, 21.0, 22.0]),
+            native,
+        ];
+        let r = rank(&rows);
+        assert_eq!(r.len(), 2);
+        assert_eq!((r[0].engine.as_str(), r[0].entries.len()), ("openssh", 2));
+        assert_eq!((r[1].engine.as_str(), r[1].entries.len()), ("native", 1));
     }
 }
