@@ -3,7 +3,7 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
-use super::remote::{self, Ready, RemoteCounters};
+use super::remote::{self, Ready};
 use crate::process::{self, drain_stderr, last_line, ChildGuard};
 use crate::sysinfo::process_cpu_seconds;
 use crate::target::SshTarget;
@@ -199,7 +199,6 @@ fn run_transfer(
             .unwrap_or(0.0)
     };
     let c0 = process_cpu_seconds(pid).map(|c| c + own());
-    let tck = ready.ticks_per_s.max(1) as f64;
 
     let (seconds, c1, done) = match job.direction {
         Direction::Upload => {
@@ -260,19 +259,13 @@ fn run_transfer(
             (seconds, c1, done)
         }
     };
-    let after = RemoteCounters::parse(&remote::tokens(&done));
-    let delta = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / tck),
-        _ => None,
-    };
-    Ok(Sample {
-        bytes: job.bytes,
+    Ok(remote::sample(
+        job.bytes,
         seconds,
-        client_cpu_s: c0.zip(c1).map(|(a, b)| b - a),
-        server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
-        server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
-        server_quota_cores: ready.quota_cores,
-    })
+        c0.zip(c1).map(|(a, b)| b - a),
+        &ready,
+        &done,
+    ))
 }
 
 fn read_done<R: BufRead>(out: &mut R) -> Result<String, Step> {
