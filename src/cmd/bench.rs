@@ -123,11 +123,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             pairs.push((c.clone(), default_mac.clone()));
         }
     }
-    let directions = match args.direction {
-        Directions::Upload => vec![Direction::Upload],
-        Directions::Download => vec![Direction::Download],
-        Directions::Both => vec![Direction::Upload, Direction::Download],
-    };
+    let directions = directions(args);
 
     let get_info = |k: &str| {
         info.iter()
@@ -136,20 +132,8 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             .filter(|v| !v.is_empty())
     };
     let ceiling = match args.ceiling {
-        Some(c) => Some(model::Ceiling {
-            mib_s: c,
-            method: "user-supplied".into(),
-            rtt_ms: None,
-        }),
-        None if is_loopback(&resolved.hostname) => {
-            let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
-                .context("measuring the loopback TCP ceiling")?;
-            Some(model::Ceiling {
-                mib_s: m,
-                method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
-                rtt_ms: None,
-            })
-        }
+        Some(c) => Some(user_ceiling(c)),
+        None if is_loopback(&resolved.hostname) => Some(loopback_ceiling()?),
         None => match args.remote_sshtune.clone().or_else(|| get_info("sshtune")) {
             Some(path) => {
                 match ceiling::remote_tcp(
@@ -280,26 +264,10 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
 
 /// The native engine alone needs no ssh, sshd or probe of an OpenSSH server.
 fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
-    let directions = match args.direction {
-        Directions::Upload => vec![Direction::Upload],
-        Directions::Download => vec![Direction::Download],
-        Directions::Both => vec![Direction::Upload, Direction::Download],
-    };
+    let directions = directions(args);
     let ceiling = match args.ceiling {
-        Some(c) => Some(model::Ceiling {
-            mib_s: c,
-            method: "user-supplied".into(),
-            rtt_ms: None,
-        }),
-        None if args.host.is_none() => {
-            let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
-                .context("measuring the loopback TCP ceiling")?;
-            Some(model::Ceiling {
-                mib_s: m,
-                method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
-                rtt_ms: None,
-            })
-        }
+        Some(c) => Some(user_ceiling(c)),
+        None if args.host.is_none() => Some(loopback_ceiling()?),
         None => None,
     };
     let plan = Plan {
@@ -341,6 +309,33 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
         }
     }
     Ok(report)
+}
+
+fn directions(args: &BenchArgs) -> Vec<Direction> {
+    match args.direction {
+        Directions::Upload => vec![Direction::Upload],
+        Directions::Download => vec![Direction::Download],
+        Directions::Both => vec![Direction::Upload, Direction::Download],
+    }
+}
+
+fn user_ceiling(mib_s: f64) -> model::Ceiling {
+    model::Ceiling {
+        mib_s,
+        method: "user-supplied".into(),
+        rtt_ms: None,
+    }
+}
+
+/// Loopback TCP, for context only (see `Ceiling::judges_network`).
+fn loopback_ceiling() -> Result<model::Ceiling> {
+    let (m, lo, hi) = ceiling::loopback_tcp(Duration::from_millis(700))
+        .context("measuring the loopback TCP ceiling")?;
+    Ok(model::Ceiling {
+        mib_s: m,
+        method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
+        rtt_ms: None,
+    })
 }
 
 pub(crate) fn is_loopback(host: &str) -> bool {
