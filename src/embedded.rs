@@ -20,6 +20,9 @@ const INSTALL_HINT: &str = "no OpenSSH server (sshd) found: install it (Debian/U
 pub struct Options {
     /// Extra sshd_config lines.
     pub extra: String,
+    /// Environment for the sessions. sshd honours only its first `SetEnv` line, so variables
+    /// go here rather than into `extra`, where they would silently replace ours.
+    pub env: Vec<(String, String)>,
     /// Address to listen on (127.0.0.1 when None).
     pub listen: Option<IpAddr>,
     /// A command prefix that starts sshd elsewhere, e.g. `ip netns exec NS`; it must end by
@@ -89,6 +92,7 @@ impl EmbeddedSshd {
                 &ciphers,
                 &macs,
             ));
+            text.push_str(&setenv_line(&opts.env));
             fs::write(&config, &text)?;
             let log = dir.path().join("sshd.log");
             let mut cmd = match opts.wrapper.split_first() {
@@ -232,6 +236,20 @@ fn config_text(
          LogLevel ERROR\n",
         host_key.display()
     )
+}
+
+/// The session environment. `SHLVL=1` makes the user's bash see itself as a nested shell, so
+/// it does not source ~/.bashrc for the remote command as it otherwise does under sshd: the
+/// measuring scripts need no interactive setup, and rc files that stall (a version manager
+/// waiting on a stale lock, a prompt asking a question) made sessions hang before READY.
+fn setenv_line(env: &[(String, String)]) -> String {
+    let mut words = vec!["SHLVL=1".to_string()];
+    words.extend(
+        env.iter()
+            .filter(|(k, _)| k != "SHLVL")
+            .map(|(k, v)| format!("\"{k}={v}\"")),
+    );
+    format!("SetEnv {}\n", words.join(" "))
 }
 
 fn client_target(port: u16, user: &str, key: &Path, known_hosts: &Path) -> SshTarget {

@@ -271,9 +271,32 @@ fn missing_remote_tools_are_named() {
     // A PATH with a shell but without cat/wc/head: the remote side of the bench cannot work.
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
-    let server = EmbeddedSshd::start(&format!("SetEnv PATH={}\n", bin.path().display())).unwrap();
+    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![("PATH".into(), bin.path().display().to_string())],
+        ..Default::default()
+    })
+    .unwrap();
     let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
     one_line_error(&o, "lacks cat");
+}
+
+#[test]
+fn a_remote_command_that_never_answers_is_named_not_waited_for() {
+    // The server's `sh` hangs, as a login whose shell startup file waits on something does.
+    let bin = tempfile::tempdir().unwrap();
+    let sh = bin.path().join("sh");
+    std::fs::write(&sh, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![(
+            "PATH".into(),
+            format!("{}:/usr/bin:/bin", bin.path().display()),
+        )],
+        ..Default::default()
+    })
+    .unwrap();
+    let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
+    one_line_error(&o, "no answer within");
 }
 
 #[test]

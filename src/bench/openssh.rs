@@ -71,15 +71,33 @@ impl OpenSsh {
     /// is reported in one line. Returns the `SSHTUNE-INFO` facts about the server.
     pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
         let mut cmd = self.command(None, None, &remote::preflight_script());
-        cmd.stdin(Stdio::null());
-        let out = cmd
-            .output()
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = ChildGuard::spawn(&mut cmd, "ssh")
             .map_err(|e| anyhow!("cannot run ssh (apt-get install openssh-client): {e}"))?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
+        let drain = drain_stderr(child.child_mut());
+        let watchdog = Watchdog::arm(child.id(), READY_TIMEOUT);
+        let mut stdout = String::new();
+        if let Some(mut out) = child.child_mut().stdout.take() {
+            let _ = std::io::Read::read_to_string(&mut out, &mut stdout);
+        }
+        let status = child.wait_timeout(Duration::from_secs(5))?;
+        let stalled = watchdog.fired();
+        watchdog.disarm();
+        process::check_interrupted()?;
+        let stderr = drain.text(Duration::from_secs(5));
         if !stdout.contains("SSHTUNE-OK") {
+            if stalled {
+                anyhow::bail!(
+                    "{}: no answer within {} s of starting ssh (a slow login, or a shell \
+                     startup file on the server that waits?)",
+                    self.target.destination,
+                    READY_TIMEOUT.as_secs()
+                );
+            }
             return Err(
-                match classify(&stderr, out.status.code(), &self.target.destination) {
+                match classify(&stderr, status.code(), &self.target.destination) {
                     TransferError::Fatal(e) => e,
                     other => anyhow!(
                         "cannot run commands on {}: {other}",
@@ -182,6 +200,13 @@ fn run_transfer(
     let ready = loop {
         line.clear();
         match out.read_line(&mut line) {
+            Ok(0) | Err(_) if watchdog.fired() => {
+                return Err(Step::Bad(format!(
+                    "no answer from the remote command within {} s of starting ssh (a slow \
+                     login, or a shell startup file on the server that waits?)",
+                    READY_TIMEOUT.as_secs()
+                )))
+            }
             Ok(0) | Err(_) => return Err(Step::NotReady),
             Ok(_) => {
                 if let Some(r) = Ready::parse(line.trim_end()) {
@@ -355,20 +380,29 @@ pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> TransferError {
 /// Kills a child that does not reach the next step in time.
 struct Watchdog {
     cancel: std::sync::mpsc::Sender<()>,
+    /// Set when the timeout killed ssh, so the error names the stall instead of a bare signal.
+    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Watchdog {
     fn arm(pid: u32, timeout: Duration) -> Self {
         let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = fired.clone();
         std::thread::spawn(move || {
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(timeout) {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
                 let _ = nix::sys::signal::kill(
                     nix::unistd::Pid::from_raw(pid as i32),
                     nix::sys::signal::Signal::SIGKILL,
                 );
             }
         });
-        Self { cancel: tx }
+        Self { cancel: tx, fired }
+    }
+
+    fn fired(&self) -> bool {
+        self.fired.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     fn disarm(self) {
