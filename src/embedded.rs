@@ -91,6 +91,7 @@ impl EmbeddedSshd {
                 &host_key,
                 &ciphers,
                 &macs,
+                account_locked(&user),
             ));
             text.push_str(&setenv_line(&opts.env));
             fs::write(&config, &text)?;
@@ -194,6 +195,23 @@ fn ensure_privsep_dir() -> Result<()> {
     Ok(())
 }
 
+/// Whether `user`'s password is locked (`!` in /etc/shadow, as for root on Ubuntu and in many
+/// VMs). Without PAM sshd refuses a locked account even for a key; with PAM the key is enough,
+/// but PAM's session modules are slower and can fail in containers, so PAM is used only then.
+/// An unreadable shadow file (not root) means sshd cannot check it either.
+fn account_locked(user: &str) -> bool {
+    fs::read_to_string("/etc/shadow")
+        .ok()
+        .and_then(|text| {
+            text.lines().find_map(|l| {
+                l.strip_prefix(user)?
+                    .strip_prefix(':')
+                    .map(|rest| rest.starts_with('!'))
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// Asks the kernel for a free port. Another process may grab it before sshd binds; the
 /// caller retries on "Address already in use".
 fn free_port() -> Result<u16> {
@@ -208,8 +226,10 @@ fn config_text(
     host_key: &Path,
     ciphers: &str,
     macs: &str,
+    locked: bool,
 ) -> String {
     let d = dir.display();
+    let pam = if locked { "yes" } else { "no" };
     format!(
         "# private sshd started by sshtune bench; deleted when the run ends\n\
          Port {port}\n\
@@ -220,7 +240,7 @@ fn config_text(
          PubkeyAuthentication yes\n\
          PasswordAuthentication no\n\
          KbdInteractiveAuthentication no\n\
-         UsePAM no\n\
+         UsePAM {pam}\n\
          StrictModes no\n\
          PermitRootLogin prohibit-password\n\
          Ciphers {ciphers}\n\

@@ -3,6 +3,7 @@
 
 use crate::process::run_capture;
 use anyhow::{bail, Context, Result};
+use std::path::PathBuf;
 use std::process::Command;
 
 /// A destination plus the ssh options the user passed through.
@@ -25,6 +26,10 @@ pub struct Resolved {
     pub user: String,
     pub ciphers: Vec<String>,
     pub macs: Vec<String>,
+    /// `UserKnownHostsFile`, `~` expanded: the native client checks host keys where ssh would.
+    pub known_hosts: Vec<PathBuf>,
+    /// `IdentityFile` entries (`-i` first), `~` expanded; ssh lists its defaults here too.
+    pub identity_files: Vec<PathBuf>,
 }
 
 impl SshTarget {
@@ -54,6 +59,10 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
             "user" => r.user = v.to_string(),
             "ciphers" => r.ciphers = list(),
             "macs" => r.macs = list(),
+            "userknownhostsfile" => {
+                r.known_hosts = v.split_whitespace().map(expand_tilde).collect()
+            }
+            "identityfile" => r.identity_files.push(expand_tilde(v)),
             _ => {}
         }
     }
@@ -61,6 +70,14 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
         bail!("`ssh -G` gave no hostname/port");
     }
     Ok(r)
+}
+
+/// `ssh -G` prints paths as configured, `~/.ssh/...` included.
+fn expand_tilde(p: &str) -> PathBuf {
+    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(p),
+    }
 }
 
 /// Algorithms the local `ssh` supports (`ssh -Q cipher|mac`).
@@ -97,5 +114,15 @@ mod tests {
         );
         assert_eq!(r.ciphers, ["a", "b"]);
         assert!(parse_ssh_g("user x\n").is_err());
+        let r = parse_ssh_g(
+            "hostname h\nport 22\nidentityfile /k/one\nidentityfile /k/two\n\
+             userknownhostsfile /a/known /b/known2\n",
+        )
+        .unwrap();
+        assert_eq!(r.identity_files, [PathBuf::from("/k/one"), "/k/two".into()]);
+        assert_eq!(
+            r.known_hosts,
+            [PathBuf::from("/a/known"), "/b/known2".into()]
+        );
     }
 }

@@ -7,7 +7,11 @@ mod support;
 use sshtune::bench::model::{BenchReport, Direction, Verdict};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use support::cgroup::CpuQuota;
-use support::scenario::{agreeing, bench, exclusive, independent_upload, median_and_spread, row};
+use support::native::start_serve_under;
+use support::scenario::{
+    agreeing, bench, exclusive, independent_upload, independent_upload_to, median_and_spread, row,
+    SERVE_SINK,
+};
 
 /// The cheapest cipher per byte first; 3des-cbc costs an order of magnitude more, so the
 /// ranking has a truth to find even on a noisy machine.
@@ -97,6 +101,46 @@ fn measured(
         || bench(prefix, target, &args),
         |(report, _)| median_and_spread(report, CIPHERS[0]),
     )
+}
+
+/// The board runs `sshtune serve` instead of sshd (legacy ciphers measurable there): the native
+/// engine must find the same truth, and OpenSSH's `ssh` into the same `sink` must agree with it.
+#[test]
+fn serve_cpu_bound() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let serve = start_serve_under(&quota.wrapper(), &["--allow-legacy"]);
+    let target = serve.target();
+    let mut args = args();
+    args.extend(["--engine".to_string(), "native".to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (report, explain) = agreeing(
+        &format!(
+            "serve quota {QUOTA_PCT}% {}: native engine vs ssh into sink",
+            CIPHERS[0]
+        ),
+        0.10,
+        |runs| {
+            independent_upload_to(
+                &[],
+                &target,
+                CIPHERS[0],
+                INDEPENDENT_BYTES,
+                runs,
+                &SERVE_SINK,
+            )
+        },
+        || bench(&[], &target, &args),
+        |(report, _)| median_and_spread(report, CIPHERS[0]),
+    );
+    assert!(report.results.iter().all(|r| r.engine == "native"));
+    assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
+    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
+    assert!(serve.child_alive(), "serve died: {}", serve.log());
 }
 
 #[test]

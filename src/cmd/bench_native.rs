@@ -76,10 +76,18 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
                 embedded: false,
             };
             let resolved = target.resolve()?;
-            let key = user_key(args)?;
+            let key = user_key(args, &resolved.identity_files)?;
+            // Where ssh would look (`UserKnownHostsFile`, from the user's config or `-o`): the
+            // first file that exists, else the first named.
             let known_hosts = match &args.known_hosts {
                 Some(p) => p.clone(),
-                None => home()?.join(".ssh/known_hosts"),
+                None => match resolved.known_hosts.iter().find(|p| p.exists()) {
+                    Some(p) => p.clone(),
+                    None => match resolved.known_hosts.first() {
+                        Some(p) => p.clone(),
+                        None => home()?.join(".ssh/known_hosts"),
+                    },
+                },
             };
             let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
             let peer = if offer.software.starts_with("sshtune") {
@@ -126,7 +134,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             cores: get("cores").and_then(|c| c.parse().ok()),
             kernel: get("kernel"),
         },
-        cpu_quota_cores: None,
+        cpu_quota_cores: get("quota").and_then(|q| crate::bench::remote::parse_quota(&q)),
     };
     // A remote `sshtune serve` can measure the raw-TCP ceiling itself (median of three).
     let ceiling = if embedded.is_none() && exec.peer == Peer::Sshtune && args.ceiling.is_none() {
@@ -152,8 +160,9 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
     })
 }
 
-/// `-i FILE` if given, else the ssh-agent, else ~/.ssh/id_ed25519 or ~/.ssh/id_rsa.
-fn user_key(args: &BenchArgs) -> Result<Arc<dyn UserKey>> {
+/// `-i FILE` if given, else the ssh-agent, else the first `IdentityFile` ssh would try that
+/// exists (its defaults ~/.ssh/id_ed25519, id_rsa, ... or what the user's config names).
+fn user_key(args: &BenchArgs, identity_files: &[PathBuf]) -> Result<Arc<dyn UserKey>> {
     if let Some(p) = &args.ssh.identity {
         return userkey::load(p);
     }
@@ -164,11 +173,13 @@ fn user_key(args: &BenchArgs) -> Result<Arc<dyn UserKey>> {
             }
         }
     }
-    let ssh = home()?.join(".ssh");
-    for name in ["id_ed25519", "id_rsa"] {
-        let p = ssh.join(name);
+    let defaults = match home() {
+        Ok(h) => vec![h.join(".ssh/id_ed25519"), h.join(".ssh/id_rsa")],
+        Err(_) => Vec::new(),
+    };
+    for p in identity_files.iter().chain(&defaults) {
         if p.exists() {
-            return userkey::load(&p);
+            return userkey::load(p);
         }
     }
     anyhow::bail!(

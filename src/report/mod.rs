@@ -205,6 +205,44 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
         }
     }
     out.extend(ranking::lines(report));
+    out.extend(engine_ratios(report));
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
+}
+
+/// Native engine ÷ OpenSSH engine per cipher and direction, when one run measured both: the
+/// reference sits next to the figure, taken minutes apart at most.
+fn engine_ratios(report: &BenchReport) -> Vec<String> {
+    use crate::bench::model::Direction;
+    let median = |engine: &str, cipher: &str, mac: &Option<String>, d: Direction| {
+        report
+            .results
+            .iter()
+            .find(|r| r.engine == engine && r.cipher == cipher && &r.mac == mac && r.direction == d)
+            .and_then(|r| r.median_mib_s)
+    };
+    let mut parts = Vec::new();
+    let mut seen = Vec::new();
+    for r in report.results.iter().filter(|r| r.engine == "native") {
+        if seen.contains(&(&r.cipher, &r.mac)) {
+            continue;
+        }
+        seen.push((&r.cipher, &r.mac));
+        let ratio = |d| {
+            Some(median("native", &r.cipher, &r.mac, d)? / median("openssh", &r.cipher, &r.mac, d)?)
+        };
+        let (up, down) = (ratio(Direction::Upload), ratio(Direction::Download));
+        if up.is_none() && down.is_none() {
+            continue;
+        }
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2}×"));
+        parts.push(format!("{} {}/{}", r.cipher, f(up), f(down)));
+    }
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "native ÷ openssh engine, same run (up/down medians): {}.",
+        parts.join(", ")
+    )]
 }

@@ -82,11 +82,16 @@ fn ready(t: &mut Transport, ch: &mut Channel) -> Result<()> {
         std::process::id(),
         thread_cpu(),
         machine_stat(),
-        crate::cgroup::quota_cores("self")
-            .map(|c| format!("{},{}", (c * 100_000.0) as u64, 100_000))
-            .unwrap_or_default()
+        quota_field()
     );
     say(t, ch, &line)
+}
+
+/// This process's cgroup CPU quota as `quota_us,period_us`, as the shell scripts report it.
+fn quota_field() -> String {
+    crate::cgroup::quota_cores("self")
+        .map(|c| format!("{},{}", (c * 100_000.0) as u64, 100_000))
+        .unwrap_or_default()
 }
 
 fn sink(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
@@ -188,6 +193,7 @@ fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
         ),
         format!("SSHTUNE-INFO cpu={}", m.cpu_model.unwrap_or_default()),
         "SSHTUNE-INFO proc=yes".to_string(),
+        format!("SSHTUNE-INFO quota={}", quota_field()),
     ];
     lines.push(format!("SSHTUNE-INFO crypto={}", crypto_summary()));
     for l in lines {

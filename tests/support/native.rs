@@ -24,11 +24,25 @@ impl Drop for Serve {
 }
 
 pub fn start_serve(extra: &[&str]) -> Serve {
+    start_serve_under(&[], extra)
+}
+
+/// `sshtune serve` started through `prefix` (e.g. a cgroup wrapper that execs its arguments).
+pub fn start_serve_under(prefix: &[String], extra: &[&str]) -> Serve {
     let dir = tempfile::tempdir().unwrap();
     let user_key = Ed25519Key::generate().unwrap();
     let ak = dir.path().join("authorized_keys");
     std::fs::write(&ak, format!("{} test\n", user_key.public_openssh())).unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sshtune"))
+    let bin = env!("CARGO_BIN_EXE_sshtune");
+    let mut cmd = match prefix.split_first() {
+        Some((p, rest)) => {
+            let mut c = Command::new(p);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let mut child = cmd
         .args(["serve", "--listen", "127.0.0.1:0", "--authorized-keys"])
         .arg(&ak)
         .arg("--host-key")
@@ -108,6 +122,37 @@ impl Serve {
         let pubkey = std::fs::read_to_string(self.dir.path().join("host_ed25519.pub")).unwrap();
         std::fs::write(&known, format!("[127.0.0.1]:{} {pubkey}", self.port)).unwrap();
         (key, known)
+    }
+
+    /// This server as a destination for `ssh` and `sshtune bench` (same options both take).
+    pub fn target(&self) -> sshtune::target::SshTarget {
+        let (key, known) = self.ssh_files();
+        let mut options: Vec<String> = vec![
+            "-F".into(),
+            "/dev/null".into(),
+            "-p".into(),
+            self.port.to_string(),
+            "-i".into(),
+            key.display().to_string(),
+            "-l".into(),
+            "tester".into(),
+        ];
+        for o in [
+            format!("UserKnownHostsFile={}", known.display()),
+            "GlobalKnownHostsFile=/dev/null".into(),
+            "StrictHostKeyChecking=yes".into(),
+            "IdentitiesOnly=yes".into(),
+            "IdentityAgent=none".into(),
+            "UpdateHostKeys=no".into(),
+        ] {
+            options.push("-o".into());
+            options.push(o);
+        }
+        sshtune::target::SshTarget {
+            destination: "127.0.0.1".into(),
+            options,
+            embedded: false,
+        }
     }
 
     /// The real OpenSSH client, set up to trust only this server and use only our key.

@@ -83,6 +83,28 @@ fn ssh(prefix: &[String], target: &SshTarget, cipher: &str, remote: &str) -> Com
     c
 }
 
+/// The remote end of an independent upload: the command and the line prefixes it prints when
+/// it is ready to count and when it has counted everything.
+pub struct Sink {
+    pub command: &'static str,
+    pub ready: &'static str,
+    pub done: &'static str,
+}
+
+/// A shell behind sshd or dropbear.
+pub const SHELL_SINK: Sink = Sink {
+    command: "echo ready; cat > /dev/null; echo done",
+    ready: "ready",
+    done: "done",
+};
+
+/// `sshtune serve`'s built-in (no shell there).
+pub const SERVE_SINK: Sink = Sink {
+    command: "sink",
+    ready: "SSHTUNE-READY",
+    done: "SSHTUNE-DONE",
+};
+
 /// Upload rate in MiB/s measured without sshtune's code: `ssh -c C dest 'echo ready; cat >
 /// /dev/null; echo done'`, fed N bytes by `dd if=/dev/zero bs=1M` (under the same prefix, so a
 /// client quota holds the feeder too) started only once the remote said ready, and clocked by
@@ -96,42 +118,65 @@ pub fn independent_upload(
     bytes: u64,
     runs: usize,
 ) -> Vec<f64> {
-    use std::io::{BufRead, BufReader};
+    independent_upload_to(prefix, target, cipher, bytes, runs, &SHELL_SINK)
+}
+
+/// `independent_upload` into any `sink`: the OpenSSH client and this process's clock are the
+/// independent parts, whatever serves the other end.
+pub fn independent_upload_to(
+    prefix: &[String],
+    target: &SshTarget,
+    cipher: &str,
+    bytes: u64,
+    runs: usize,
+    sink: &Sink,
+) -> Vec<f64> {
+    // Like bench's adaptive size: every timed transfer lasts at least MIN_SECONDS, so the fixed
+    // costs around it (dd starting, the window filling, `done` coming back) weigh the same in
+    // both measurements. `bytes` is the first guess; a pilot transfer scales it up.
+    const MIN_SECONDS: f64 = 2.5;
+    let pilot = one_upload(prefix, target, cipher, bytes, sink);
+    let bytes = bytes.max(((pilot * MIN_SECONDS) as u64 + 1) << 20);
     (0..runs)
-        .map(|_| {
-            let mut child = ssh(
-                prefix,
-                target,
-                cipher,
-                "echo ready; cat > /dev/null; echo done",
-            )
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("ssh starts");
-            let mut out = BufReader::new(child.stdout.take().expect("piped"));
-            let mut line = String::new();
-            out.read_line(&mut line).expect("ready line");
-            assert_eq!(line.trim(), "ready", "independent ssh did not start");
-            let t0 = std::time::Instant::now();
-            let status = prefixed(prefix, "dd")
-                .args(["if=/dev/zero", "bs=1M", "iflag=count_bytes"])
-                .arg(format!("count={bytes}"))
-                .stdout(Stdio::from(child.stdin.take().expect("piped")))
-                .stderr(Stdio::null())
-                .status()
-                .expect("dd runs");
-            assert!(status.success(), "dd failed");
-            line.clear();
-            out.read_line(&mut line).expect("done line");
-            let secs = t0.elapsed().as_secs_f64();
-            assert_eq!(line.trim(), "done", "independent transfer did not finish");
-            let st = child.wait().expect("ssh exits");
-            assert!(st.success(), "independent ssh failed");
-            bytes as f64 / (1024.0 * 1024.0) / secs
-        })
+        .map(|_| one_upload(prefix, target, cipher, bytes, sink))
         .collect()
+}
+
+/// One independent transfer of `bytes` bytes; MiB/s.
+fn one_upload(prefix: &[String], target: &SshTarget, cipher: &str, bytes: u64, sink: &Sink) -> f64 {
+    use std::io::{BufRead, BufReader};
+    let mut child = ssh(prefix, target, cipher, sink.command)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("ssh starts");
+    let mut out = BufReader::new(child.stdout.take().expect("piped"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("ready line");
+    assert!(
+        line.starts_with(sink.ready),
+        "independent ssh did not start: {line:?}"
+    );
+    let t0 = std::time::Instant::now();
+    let status = prefixed(prefix, "dd")
+        .args(["if=/dev/zero", "bs=1M", "iflag=count_bytes"])
+        .arg(format!("count={bytes}"))
+        .stdout(Stdio::from(child.stdin.take().expect("piped")))
+        .stderr(Stdio::null())
+        .status()
+        .expect("dd runs");
+    assert!(status.success(), "dd failed");
+    line.clear();
+    out.read_line(&mut line).expect("done line");
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(
+        line.starts_with(sink.done),
+        "independent transfer did not finish: {line:?}"
+    );
+    let st = child.wait().expect("ssh exits");
+    assert!(st.success(), "independent ssh failed");
+    bytes as f64 / (1024.0 * 1024.0) / secs
 }
 
 /// Bounds the CI time a noisy machine can cost.
