@@ -39,7 +39,13 @@ fn args() -> Vec<String> {
 }
 
 /// The constrained side's CPU is the quota, and the cheaper cipher is significantly faster.
-fn check_cpu_bound(report: &BenchReport, explain: &str, verdict: Verdict, client_side: bool) {
+fn check_cpu_bound(
+    report: &BenchReport,
+    explain: &str,
+    verdict: Verdict,
+    client_side: bool,
+    quota_pct: u32,
+) {
     let mut cost = Vec::new();
     for cipher in CIPHERS {
         let r = row(report, cipher, Direction::Upload);
@@ -50,13 +56,13 @@ fn check_cpu_bound(report: &BenchReport, explain: &str, verdict: Verdict, client
             r.server_cpu_pct
         }
         .expect("CPU measured");
-        let share = cpu / f64::from(QUOTA_PCT);
+        let share = cpu / f64::from(quota_pct);
         assert!(
             (0.85..=1.1).contains(&share),
-            "{cipher}: constrained side at {cpu:.1}% vs a {QUOTA_PCT}% quota"
+            "{cipher}: constrained side at {cpu:.1}% vs a {quota_pct}% quota"
         );
         eprintln!(
-            "{cipher}: {:.1} MiB/s, constrained CPU {cpu:.1}% of a {QUOTA_PCT}% quota",
+            "{cipher}: {:.1} MiB/s, constrained CPU {cpu:.1}% of a {quota_pct}% quota",
             r.median_mib_s.unwrap()
         );
         cost.push((cipher, cpu / r.median_mib_s.unwrap()));
@@ -105,41 +111,46 @@ fn measured(
 
 /// The board runs `sshtune serve` instead of sshd (legacy ciphers measurable there): the native
 /// engine must find the same truth, and OpenSSH's `ssh` into the same `sink` must agree with it.
+///
+/// Two differences from the sshd case. The server's cost per byte depends on the packets it
+/// receives: `ssh` sends 16 KiB per read of its input but coalesces more while the server
+/// stalls, so the native client is held to 16 KiB and agreement to ±20% rather than 10%.
+/// And serve's AES-GCM is cheap enough that at 20% of a core `ssh` itself would be the limit,
+/// so this board gets 5%.
 #[test]
 fn serve_cpu_bound() {
+    const SERVE_QUOTA_PCT: u32 = 5;
     if !support::is_root() {
         eprintln!("skipped: cgroup quotas need root (CI runs as root)");
         return;
     }
     let _one = exclusive();
-    let quota = CpuQuota::new(QUOTA_PCT);
+    let quota = CpuQuota::new(SERVE_QUOTA_PCT);
     let serve = start_serve_under(&quota.wrapper(), &["--allow-legacy"]);
     let target = serve.target();
     let mut args = args();
-    args.extend(["--engine".to_string(), "native".to_string()]);
+    args.extend(["--engine", "native", "--packet-size", "16K"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let (report, explain) = agreeing(
         &format!(
-            "serve quota {QUOTA_PCT}% {}: native engine vs ssh into sink",
+            "serve quota {SERVE_QUOTA_PCT}% {}: native engine vs ssh into sink",
             CIPHERS[0]
         ),
-        0.10,
-        |runs| {
-            independent_upload_to(
-                &[],
-                &target,
-                CIPHERS[0],
-                INDEPENDENT_BYTES,
-                runs,
-                &SERVE_SINK,
-            )
-        },
+        // Not 10%: the two clients packetize differently (see docs/verdicts.md).
+        0.20,
+        |runs| independent_upload_to(&[], &target, CIPHERS[0], 64 << 20, runs, &SERVE_SINK),
         || bench(&[], &target, &args),
         |(report, _)| median_and_spread(report, CIPHERS[0]),
     );
     assert!(report.results.iter().all(|r| r.engine == "native"));
     assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
-    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
+    check_cpu_bound(
+        &report,
+        &explain,
+        Verdict::ServerCpu,
+        false,
+        SERVE_QUOTA_PCT,
+    );
     assert!(serve.child_alive(), "serve died: {}", serve.log());
 }
 
@@ -158,7 +169,7 @@ fn server_cpu_bound() {
     .expect("sshd starts in the cgroup");
     let (report, explain) = measured(&format!("server quota {QUOTA_PCT}%"), &[], &server.target);
     assert_eq!(report.server.cpu_quota_cores, Some(quota.cores()));
-    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false);
+    check_cpu_bound(&report, &explain, Verdict::ServerCpu, false, QUOTA_PCT);
 }
 
 #[test]
@@ -176,5 +187,5 @@ fn client_cpu_bound() {
         &server.target,
     );
     assert_eq!(report.client.cpu_quota_cores, Some(quota.cores()));
-    check_cpu_bound(&report, &explain, Verdict::ClientCpu, true);
+    check_cpu_bound(&report, &explain, Verdict::ClientCpu, true, QUOTA_PCT);
 }
