@@ -205,25 +205,23 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
         }
     }
     out.extend(ranking::lines(report));
-    out.extend(engine_ratios(report));
+    out.extend(engine_ratios(&report.results));
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
 }
 
 /// Native engine ÷ OpenSSH engine per cipher and direction, when one run measured both: the
 /// reference sits next to the figure, taken minutes apart at most.
-fn engine_ratios(report: &BenchReport) -> Vec<String> {
-    use crate::bench::model::Direction;
+fn engine_ratios(results: &[ResultRow]) -> Vec<String> {
     let median = |engine: &str, cipher: &str, mac: &Option<String>, d: Direction| {
-        report
-            .results
+        results
             .iter()
             .find(|r| r.engine == engine && r.cipher == cipher && &r.mac == mac && r.direction == d)
             .and_then(|r| r.median_mib_s)
     };
     let mut parts = Vec::new();
     let mut seen = Vec::new();
-    for r in report.results.iter().filter(|r| r.engine == "native") {
+    for r in results.iter().filter(|r| r.engine == "native") {
         if seen.contains(&(&r.cipher, &r.mac)) {
             continue;
         }
@@ -245,4 +243,35 @@ fn engine_ratios(report: &BenchReport) -> Vec<String> {
         "native ÷ openssh engine, same run (up/down medians): {}.",
         parts.join(", ")
     )]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &str, cipher: &str, d: Direction, median: Option<f64>) -> ResultRow {
+        let mut r = ResultRow::failed(engine, cipher, None, d, String::new());
+        r.error = None;
+        r.median_mib_s = median;
+        r
+    }
+
+    #[test]
+    fn native_over_openssh_per_cipher_and_direction() {
+        let rows = vec![
+            row("openssh", "a", Direction::Upload, Some(100.0)),
+            row("openssh", "a", Direction::Download, Some(200.0)),
+            row("native", "a", Direction::Upload, Some(250.0)),
+            row("native", "a", Direction::Download, Some(300.0)),
+            // Only one engine measured it, or the OpenSSH row failed: no ratio.
+            row("native", "arcfour", Direction::Upload, Some(90.0)),
+            row("openssh", "b", Direction::Upload, None),
+            row("native", "b", Direction::Upload, Some(80.0)),
+        ];
+        assert_eq!(
+            engine_ratios(&rows),
+            ["native ÷ openssh engine, same run (up/down medians): a 2.50×/1.50×."]
+        );
+        assert!(engine_ratios(&rows[..2]).is_empty());
+    }
 }
