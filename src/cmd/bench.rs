@@ -1,7 +1,5 @@
 use crate::bench::ceiling;
-use crate::bench::model::{
-    self, BenchReport, ClientInfo, Direction, ResultRow, ServerInfo, Settings,
-};
+use crate::bench::model::{self, BenchReport, ClientInfo, Direction, ResultRow, ServerInfo};
 use crate::bench::openssh::OpenSsh;
 use crate::bench::remote;
 use crate::bench::run::{self, Plan, Progress};
@@ -240,20 +238,13 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             },
             cpu_quota_cores: get("quota").and_then(|q| remote::parse_quota(&q)),
         },
-        settings: Settings {
-            engines: match args.engine() {
-                Engine::Both => vec!["openssh".into(), "native".into()],
-                _ => vec!["openssh".into()],
+        settings: super::bench_native::settings(
+            args,
+            match args.engine() {
+                Engine::Both => Engine::Both,
+                _ => Engine::Openssh,
             },
-            repeat: args.repeat,
-            warmup: args.warmup,
-            fixed_size_bytes: args.size,
-            min_duration_s: args.min_duration,
-            native_packet_bytes: (args.engine() == Engine::Both)
-                .then(|| super::bench_native::packet_size(args)),
-            native_window_bytes: (args.engine() == Engine::Both)
-                .then(|| super::bench_native::window(args)),
-        },
+        ),
         ceiling,
         ranking: report::ranking::rank(&results),
         results,

@@ -5,7 +5,7 @@ use super::bench::{is_loopback, StderrProgress};
 use crate::bench::model::{self, BenchReport, ClientInfo, ResultRow, ServerInfo, Settings};
 use crate::bench::native::{Native, Peer};
 use crate::bench::run::{self, Plan};
-use crate::cli::BenchArgs;
+use crate::cli::{BenchArgs, Engine};
 use crate::probe::probe;
 use crate::serve::embedded::EmbeddedNative;
 use crate::target::SshTarget;
@@ -238,20 +238,31 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
             cpu_quota_cores: cgroup::quota_cores("self"),
         },
         server: s.server.clone(),
-        settings: Settings {
-            engines: vec!["native".into()],
-            repeat: args.repeat,
-            warmup: args.warmup,
-            fixed_size_bytes: args.size,
-            min_duration_s: args.min_duration,
-            native_packet_bytes: Some(packet_size(args)),
-            native_window_bytes: Some(window(args)),
-        },
+        settings: settings(args, Engine::Native),
         ceiling: s.ceiling.take(),
         ranking,
         results,
         warnings: std::mem::take(&mut s.warnings),
     })
+}
+
+/// What the report records of how it was measured; the native packet size and window only
+/// when the native engine ran.
+pub fn settings(args: &BenchArgs, engine: Engine) -> Settings {
+    let native = engine != Engine::Openssh;
+    Settings {
+        engines: match engine {
+            Engine::Openssh => vec!["openssh".into()],
+            Engine::Native => vec!["native".into()],
+            Engine::Both => vec!["openssh".into(), "native".into()],
+        },
+        repeat: args.repeat,
+        warmup: args.warmup,
+        fixed_size_bytes: args.size,
+        min_duration_s: args.min_duration,
+        native_packet_bytes: native.then(|| packet_size(args)),
+        native_window_bytes: native.then(|| window(args)),
+    }
 }
 
 /// The native rows for `--engine both`, appended to the openssh report.
