@@ -28,6 +28,19 @@ fn one_line_error(o: &std::process::Output, expect: &str) {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// Fails if a process whose command line matches `pattern` (pgrep -f) is still running.
+fn no_process_matches(pattern: &str, what: &str) {
+    let left = Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{what} left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
 #[test]
 fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
     let o = output(sshtune().args([
@@ -342,16 +355,7 @@ fn a_server_killed_mid_run_gives_one_line_and_leaves_nothing() {
         last.contains("connection") || last.contains("Connection") || last.contains("measured"),
         "{last}"
     );
-    let port = server.port.to_string();
-    let left = Command::new("pgrep")
-        .args(["-f", &format!("ssh .*-p {port} ")])
-        .output()
-        .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "ssh processes left: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    no_process_matches(&format!("ssh .*-p {} ", server.port), "ssh processes");
 }
 
 #[test]
@@ -393,15 +397,7 @@ fn ctrl_c_stops_the_run_and_removes_the_embedded_server() {
     assert!(lines.last().unwrap().contains("interrupted"), "{lines:?}");
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "temporary files left: {left:?}");
-    let procs = Command::new("pgrep")
-        .args(["-f", &tmp.path().display().to_string()])
-        .output()
-        .unwrap();
-    assert!(
-        procs.stdout.is_empty(),
-        "processes left: {}",
-        String::from_utf8_lossy(&procs.stdout)
-    );
+    no_process_matches(&tmp.path().display().to_string(), "processes");
 }
 
 #[test]
