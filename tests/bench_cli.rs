@@ -229,13 +229,7 @@ fn unreachable_and_unknown_hosts_fail_in_one_line() {
 fn refused_authentication_fails_in_one_line() {
     let server = EmbeddedSshd::start("").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let stranger = dir.path().join("stranger");
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&stranger)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let stranger = support::keygen(&dir.path().join("stranger"));
     let mut opts = server.target.options.clone();
     let i = opts.iter().position(|o| o == "-i").unwrap();
     opts[i + 1] = stranger.display().to_string();
@@ -247,13 +241,7 @@ fn refused_authentication_fails_in_one_line() {
 fn a_changed_host_key_is_refused_not_ignored() {
     let server = EmbeddedSshd::start("").unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let other = dir.path().join("other");
-    assert!(Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(&other)
-        .status()
-        .unwrap()
-        .success());
+    let other = support::keygen(&dir.path().join("other"));
     let pubkey = std::fs::read_to_string(other.with_extension("pub")).unwrap();
     let key: Vec<&str> = pubkey.split_whitespace().take(2).collect();
     let kh = dir.path().join("known_hosts");

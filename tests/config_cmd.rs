@@ -65,13 +65,7 @@ struct Scratch {
 impl Scratch {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let key = dir.path().join("hk");
-        assert!(Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(&key)
-            .status()
-            .unwrap()
-            .success());
+        let key = support::keygen(&dir.path().join("hk"));
         std::fs::create_dir(dir.path().join("sshd_config.d")).unwrap();
         Self { dir, key }
     }

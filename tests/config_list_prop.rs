@@ -2,12 +2,13 @@
 //! odd keyword casing and separators) and our catalog verdict agree with the real sshd.
 //! Each case runs `sshd -T` once; the case count is bounded to keep the run short.
 
+mod support;
+
 use proptest::prelude::*;
 use sshd_config::catalog::{accepted_ciphers, check_ciphers, default_ciphers};
 use sshd_config::{ConfigSet, Flavor, ListSpec};
 use sshtune::config::sshd::Sshd;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 const CASES: u32 = 32;
 
@@ -74,13 +75,7 @@ struct Rig {
 impl Rig {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let key = dir.path().join("hk");
-        assert!(Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(&key)
-            .status()
-            .unwrap()
-            .success());
+        let key = support::keygen(&dir.path().join("hk"));
         Self {
             config: dir.path().join("sshd_config"),
             _dir: dir,

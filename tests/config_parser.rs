@@ -1,6 +1,8 @@
 //! The sshd-config parser against real configs and the real binaries: byte-exact round trips,
 //! edits that touch one line, and effective values that agree with `sshd -T` and `ssh -G`.
 
+mod support;
+
 use sshd_config::catalog::default_ciphers;
 use sshd_config::{ConfigSet, Document, Edit, Flavor, LineKind};
 use sshtune::config::sshd::Sshd;
@@ -35,13 +37,7 @@ struct Scratch {
 impl Scratch {
     fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let key = dir.path().join("hk");
-        let st = Command::new("ssh-keygen")
-            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-            .arg(&key)
-            .status()
-            .expect("ssh-keygen runs");
-        assert!(st.success());
+        let key = support::keygen(&dir.path().join("hk"));
         Self { dir, key }
     }
 

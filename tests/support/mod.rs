@@ -23,6 +23,17 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// A fresh unencrypted ed25519 key pair at `path` (and `path.pub`), made by ssh-keygen.
+pub fn keygen(path: &std::path::Path) -> std::path::PathBuf {
+    let st = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(st.success(), "ssh-keygen failed for {}", path.display());
+    path.to_path_buf()
+}
+
 pub fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
