@@ -413,7 +413,7 @@ fn parse_disconnect(p: &[u8]) -> Error {
     let code = r.u32("reason").unwrap_or(0);
     let text = r
         .string("description")
-        .map(|t| String::from_utf8_lossy(t).chars().take(200).collect())
+        .map(|t| crate::wire::sanitize::peer_text(t, crate::wire::sanitize::PEER_TEXT_MAX))
         .unwrap_or_default();
     Error::PeerDisconnected { code, text }
 }

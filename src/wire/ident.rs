@@ -1,5 +1,6 @@
 //! Protocol version exchange (RFC 4253 §4.2).
 
+use super::sanitize::peer_text;
 use std::io::{self, BufRead};
 use thiserror::Error;
 
@@ -50,12 +51,12 @@ impl Ident {
     pub fn parse(line: &str) -> Result<Self, IdentError> {
         let rest = line
             .strip_prefix("SSH-")
-            .ok_or_else(|| IdentError::NotSsh(printable(line)))?;
+            .ok_or_else(|| IdentError::NotSsh(peer_text(line.as_bytes(), 60)))?;
         let (proto, rest) = rest
             .split_once('-')
-            .ok_or_else(|| IdentError::NotSsh(printable(line)))?;
+            .ok_or_else(|| IdentError::NotSsh(peer_text(line.as_bytes(), 60)))?;
         if proto != "2.0" && proto != "1.99" {
-            return Err(IdentError::Version(printable(proto)));
+            return Err(IdentError::Version(peer_text(proto.as_bytes(), 60)));
         }
         let (software, comments) = match rest.split_once(' ') {
             Some((s, c)) => (s, Some(c.to_string())),
@@ -85,8 +86,9 @@ pub fn read_ident<R: BufRead>(r: &mut R) -> Result<Ident, IdentError> {
         }
         first_line.get_or_insert(line);
     }
-    Err(IdentError::NotSsh(printable(
-        &first_line.unwrap_or_default(),
+    Err(IdentError::NotSsh(peer_text(
+        first_line.unwrap_or_default().as_bytes(),
+        60,
     )))
 }
 
@@ -102,9 +104,7 @@ fn read_line<R: BufRead>(r: &mut R) -> Result<String, IdentError> {
             if buf.is_empty() {
                 return Err(IdentError::Closed);
             }
-            return Err(IdentError::NotSsh(printable(&String::from_utf8_lossy(
-                &buf,
-            ))));
+            return Err(IdentError::NotSsh(peer_text(&buf, 60)));
         }
         let (used, done) = match avail.iter().position(|&b| b == b'\n') {
             Some(i) => (i + 1, true),
@@ -116,9 +116,7 @@ fn read_line<R: BufRead>(r: &mut R) -> Result<String, IdentError> {
             if buf.starts_with(b"SSH-") {
                 return Err(IdentError::TooLong);
             }
-            return Err(IdentError::NotSsh(printable(&String::from_utf8_lossy(
-                &buf,
-            ))));
+            return Err(IdentError::NotSsh(peer_text(&buf, 60)));
         }
         if done {
             while matches!(buf.last(), Some(b'\n' | b'\r')) {
@@ -127,14 +125,6 @@ fn read_line<R: BufRead>(r: &mut R) -> Result<String, IdentError> {
             return Ok(String::from_utf8_lossy(&buf).into_owned());
         }
     }
-}
-
-/// Keeps error messages to one readable line whatever the peer sent.
-fn printable(s: &str) -> String {
-    s.chars()
-        .take(60)
-        .map(|c| if c.is_control() { '.' } else { c })
-        .collect()
 }
 
 #[cfg(test)]

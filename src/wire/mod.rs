@@ -6,6 +6,7 @@ pub mod ident;
 pub mod kexinit;
 pub mod msg;
 pub mod plain;
+pub mod sanitize;
 
 pub use codec::{DecodeError, Reader, Writer};
 pub mod numbers;

@@ -1,0 +1,68 @@
+//! One sanitiser for every string a peer controls (version line, DISCONNECT text, user name,
+//! command): they reach our log and the user's terminal, so an escape sequence, a bidi override
+//! or a megabyte of text from an unauthenticated client must not. Like OpenSSH's
+//! `strnvis(…, VIS_SAFE | VIS_OCTAL)` before logging, but written here because the job is a
+//! dozen lines and the escaping rules are ours to choose.
+
+use std::fmt::Write as _;
+
+/// How many characters of a peer string reach a log line by default.
+pub const PEER_TEXT_MAX: usize = 120;
+
+/// `bytes` as printable text: invalid UTF-8 as U+FFFD, control and format characters
+/// (terminal escapes, bidi overrides, zero-width marks) as `\xNN` / `\u{…}`, cut to `max`
+/// characters with a trailing `…`.
+pub fn peer_text(bytes: &[u8], max: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == max {
+            out.push('…');
+            break;
+        }
+        if is_unsafe(c) {
+            if (c as u32) < 0x100 {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            } else {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Characters a terminal acts on or that reorder or hide text around them.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || c == '\\'
+        || matches!(c as u32,
+            0x200b..=0x200f // zero-width, LRM/RLM
+            | 0x2028..=0x202e // separators, bidi embeddings and overrides
+            | 0x2060..=0x206f // word joiner, bidi isolates, invisible operators
+            | 0xfeff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_sequences_and_bidi() {
+        assert_eq!(peer_text(b"\x1b[2Jroot", 50), "\\x1b[2Jroot");
+        assert_eq!(peer_text("a\u{202e}b".as_bytes(), 50), "a\\u{202e}b");
+        assert_eq!(peer_text(b"line\r\nnext", 50), "line\\x0d\\x0anext");
+        assert_eq!(peer_text(b"back\\slash", 50), "back\\x5cslash");
+    }
+
+    #[test]
+    fn keeps_plain_text_and_cuts_long_text() {
+        assert_eq!(
+            peer_text(b"OpenSSH_9.2p1 Debian", 50),
+            "OpenSSH_9.2p1 Debian"
+        );
+        assert_eq!(peer_text(&[b'a'; 10], 4), "aaaa…");
+        assert_eq!(peer_text(b"\xff\xfe", 50), "\u{fffd}\u{fffd}");
+    }
+}
