@@ -258,9 +258,8 @@ impl SealingKey {
         out[start + 4] = pad as u8;
         let pad_start = out.len();
         out.resize(pad_start + pad, 0);
-        // RFC 4253 wants random padding; libcrypto's RNG is fast and fork-safe.
-        openssl::rand::rand_bytes(&mut out[pad_start..])
-            .map_err(|e| Error::openssl("random padding", e))?;
+        // RFC 4253 wants random padding: libcrypto's RNG, batched (see `padding`).
+        crate::padding::fill(&mut out[pad_start..])?;
         out.resize(out.len() + self.d.framing.tag_len, 0);
         Ok(())
     }

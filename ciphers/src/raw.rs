@@ -59,3 +59,33 @@ impl RawMac {
         self.inner.sign(seq, data, &mut out[..self.tag_len])
     }
 }
+
+/// Poly1305 alone (RFC 8439 §2.5), keyed per call as chacha20-poly1305@openssh.com keys it per
+/// packet: libcrypto's through `EVP_MAC`, or the `poly1305` crate.
+pub struct RawPoly1305(Poly);
+
+enum Poly {
+    Openssl(imp::evp_poly1305::EvpPoly1305),
+    Rust,
+}
+
+impl RawPoly1305 {
+    pub fn new(backend: Backend) -> Result<Self> {
+        Ok(RawPoly1305(match backend {
+            Backend::Openssl => Poly::Openssl(imp::evp_poly1305::EvpPoly1305::new()?),
+            Backend::Rust => Poly::Rust,
+        }))
+    }
+
+    /// The tag of `data` under the one-time `key`.
+    pub fn tag(&mut self, key: &[u8; 32], data: &[u8]) -> Result<[u8; 16]> {
+        match &mut self.0 {
+            Poly::Openssl(p) => p.tag(key, data),
+            Poly::Rust => {
+                use poly1305::universal_hash::KeyInit;
+                let p = poly1305::Poly1305::new(poly1305::Key::from_slice(key));
+                Ok(p.compute_unpadded(data).into())
+            }
+        }
+    }
+}

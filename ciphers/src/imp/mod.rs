@@ -4,6 +4,7 @@
 //! the implementations, and `build_*` picks one from the catalog entry. Keeping SSH framing
 //! out of here lets both backends share one framing code path, so they cannot disagree on it.
 
+pub(crate) mod evp_poly1305;
 mod ossl;
 mod rust;
 pub(crate) mod umac;
