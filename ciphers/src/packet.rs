@@ -123,7 +123,12 @@ fn take<'a>(
 }
 
 impl Direction {
-    fn new(keys: &DirectionKeys, backend_override: Option<Backend>, encrypt: bool) -> Result<Self> {
+    fn new(
+        keys: &DirectionKeys,
+        backend_override: Option<Backend>,
+        encrypt: bool,
+        ahead: bool,
+    ) -> Result<Self> {
         let cipher =
             catalog::cipher(keys.cipher).ok_or_else(|| Error::UnknownCipher(keys.cipher.into()))?;
         let backend = backend_override.unwrap_or(cipher.default_backend);
@@ -131,7 +136,8 @@ impl Direction {
         let iv = take("IV", cipher.name, keys.iv, cipher.iv_len)?;
         let block_len = cipher.block_len.max(8);
         if cipher.is_aead() {
-            let engine = Engine::Aead(imp::aead(cipher, backend, key, iv, encrypt)?);
+            let build = if ahead { imp::aead_ahead } else { imp::aead };
+            let engine = Engine::Aead(build(cipher, backend, key, iv, encrypt)?);
             let length_in_clear = cipher.primitive != catalog::Primitive::ChaChaPoly;
             return Ok(Direction {
                 cipher,
@@ -152,7 +158,8 @@ impl Direction {
             None if cipher.kind == CipherKind::None => None,
             None => return Err(Error::MacRequired(cipher.name)),
         };
-        let crypt = imp::crypt(cipher, backend, key, iv, encrypt)?;
+        let build = if ahead { imp::crypt_ahead } else { imp::crypt };
+        let crypt = build(cipher, backend, key, iv, encrypt)?;
         let (mac_impl, etm, tag_len) = match mac {
             Some(m) => {
                 let mk = take("integrity", m.name, keys.mac_key, m.key_len)?;
@@ -206,7 +213,19 @@ impl SealingKey {
     /// `backend: None` uses the cipher's default from the catalog.
     pub fn new(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
         Ok(SealingKey {
-            d: Direction::new(keys, backend, true)?,
+            d: Direction::new(keys, backend, true, false)?,
+        })
+    }
+
+    /// Like [`new`](Self::new), but a helper thread computes the keystream ahead while this
+    /// one XORs it in and computes the MAC (HPN-SSH's idea; opt-in, one thread per key,
+    /// stopped when the key is dropped). For counter-mode ciphers (either backend) and
+    /// chacha20-poly1305@openssh.com (openssl backend); other ciphers are refused. The wire
+    /// bytes are identical to `new`'s. Whether it pays depends on a free core: see the
+    /// `ahead` bench of this crate.
+    pub fn with_keystream_ahead(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
+        Ok(SealingKey {
+            d: Direction::new(keys, backend, true, true)?,
         })
     }
 
@@ -310,7 +329,7 @@ impl OpeningKey {
     /// `backend: None` uses the cipher's default from the catalog.
     pub fn new(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
         Ok(OpeningKey {
-            d: Direction::new(keys, backend, false)?,
+            d: Direction::new(keys, backend, false, false)?,
             first_done: None,
         })
     }

@@ -4,14 +4,17 @@
 //! the implementations, and `build_*` picks one from the catalog entry. Keeping SSH framing
 //! out of here lets both backends share one framing code path, so they cannot disagree on it.
 
+mod ahead;
+mod ahead_chacha;
+mod ahead_ctr;
 pub(crate) mod evp_poly1305;
 mod ossl;
 mod rust;
 pub(crate) mod umac;
 
 use crate::backend::Backend;
-use crate::catalog::{CipherSpec, MacSpec};
-use crate::error::Result;
+use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
+use crate::error::{Error, Result};
 
 /// A non-AEAD cipher in one direction. It keeps its chaining state (CBC's last block, CTR's
 /// counter, RC4's state) between calls because SSH continues it from packet to packet.
@@ -63,6 +66,49 @@ pub(crate) fn aead(
         Backend::Openssl => ossl::aead(spec, key, iv, encrypt),
         Backend::Rust => rust::aead(spec, key, iv, encrypt),
     }
+}
+
+fn no_ahead(spec: &CipherSpec, backend: Backend) -> Error {
+    Error::Backend {
+        backend: backend.as_str(),
+        context: "keystream ahead",
+        detail: format!(
+            "{}: only counter-mode ciphers and chacha20-poly1305 (openssl backend) have a \
+             keystream to compute ahead",
+            spec.name
+        ),
+    }
+}
+
+/// [`crypt`] with the keystream computed by a helper thread ([`ahead_ctr`]); CTR only.
+pub(crate) fn crypt_ahead(
+    spec: &'static CipherSpec,
+    backend: Backend,
+    key: &[u8],
+    iv: &[u8],
+    encrypt: bool,
+) -> Result<Box<dyn Crypt>> {
+    if spec.kind != CipherKind::Ctr {
+        return Err(no_ahead(spec, backend));
+    }
+    let inner = crypt(spec, backend, key, iv, encrypt)?;
+    Ok(Box::new(ahead_ctr::AheadCtr::new(inner)))
+}
+
+/// [`aead`] with the keystream computed by a helper thread ([`ahead_chacha`]);
+/// chacha20-poly1305 with the openssl backend only.
+pub(crate) fn aead_ahead(
+    spec: &'static CipherSpec,
+    backend: Backend,
+    key: &[u8],
+    iv: &[u8],
+    encrypt: bool,
+) -> Result<Box<dyn Aead>> {
+    if spec.primitive != Primitive::ChaChaPoly || backend != Backend::Openssl {
+        return Err(no_ahead(spec, backend));
+    }
+    let inline = aead(spec, backend, key, iv, encrypt)?;
+    Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(key, inline)?))
 }
 
 pub(crate) fn mac(spec: &'static MacSpec, backend: Backend, key: &[u8]) -> Result<Box<dyn Mac>> {

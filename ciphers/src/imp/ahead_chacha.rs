@@ -1,0 +1,108 @@
+//! chacha20-poly1305@openssh.com with its ChaCha20 keystream computed ahead, one packet's
+//! worth per sequence number, by a helper thread ([`super::ahead`]); the sealing thread XORs
+//! and runs Poly1305 (libcrypto's, [`EvpPoly1305`]).
+//!
+//! A chunk for sequence number `seq` holds K_1's block 0 (the length cipher) followed by K_2's
+//! stream from block 0 (the Poly1305 key, then the body from block 1), as PROTOCOL.chacha20poly1305
+//! lays them out. Packets longer than a chunk, and any sequence number other than the one the
+//! helper expected, go through the ordinary single-thread construction, which also does all
+//! opening: only sealing is sped up.
+
+use super::ahead::{xor, Ahead};
+use super::evp_poly1305::EvpPoly1305;
+use super::Aead;
+use crate::error::{Error, Result};
+use openssl::cipher::Cipher;
+use openssl::cipher_ctx::CipherCtx;
+
+/// Keystream bytes per chunk: the length block, K_2's block 0 and a 32 KiB channel-data
+/// packet with its header and the largest padding.
+const BODY: usize = 32 * 1024 + 512;
+const CHUNK: usize = 64 + 64 + BODY;
+
+pub(crate) struct AheadChaChaPoly {
+    key: [u8; 64],
+    ahead: Option<Ahead>,
+    next_seq: u32,
+    poly: EvpPoly1305,
+    inline: Box<dyn Aead>,
+}
+
+impl AheadChaChaPoly {
+    pub(crate) fn new(key: &[u8], inline: Box<dyn Aead>) -> Result<Self> {
+        Ok(AheadChaChaPoly {
+            key: key.try_into().map_err(|_| Error::BadLength(key.len()))?,
+            ahead: None,
+            next_seq: 0,
+            poly: EvpPoly1305::new()?,
+            inline,
+        })
+    }
+
+    fn start(&mut self, first: u32) -> Result<()> {
+        let err = |e| Error::openssl("chacha20 init", e);
+        let ctx = |k: &[u8]| -> Result<CipherCtx> {
+            let mut c = CipherCtx::new().map_err(err)?;
+            c.encrypt_init(Some(Cipher::chacha20()), Some(k), Some(&[0u8; 16]))
+                .map_err(err)?;
+            Ok(c)
+        };
+        let (mut main, mut header) = (ctx(&self.key[..32])?, ctx(&self.key[32..])?);
+        self.ahead = None; // joins the old helper first
+        self.ahead = Some(Ahead::spawn(CHUNK, u64::from(first), move |tag, buf| {
+            // EVP's ChaCha20 IV: 64-bit block counter, then the sequence number as nonce.
+            let mut iv = [0u8; 16];
+            iv[8..].copy_from_slice(&(tag as u32 as u64).to_be_bytes());
+            buf.fill(0);
+            let (len_ks, main_ks) = buf.split_at_mut(64);
+            let ok = header.encrypt_init(None, None, Some(&iv)).is_ok()
+                && header.cipher_update_inplace(len_ks, 64).is_ok()
+                && main.encrypt_init(None, None, Some(&iv)).is_ok()
+                && main.cipher_update_inplace(main_ks, CHUNK - 64).is_ok();
+            if !ok {
+                // Cannot happen once keyed; a wrong stream fails the peer's tag check.
+                buf.fill(0xff);
+            }
+        }));
+        self.next_seq = first;
+        Ok(())
+    }
+}
+
+impl Aead for AheadChaChaPoly {
+    fn seal(&mut self, seq: u32, packet: &mut [u8], tag: &mut [u8]) -> Result<()> {
+        if self.ahead.is_none() || seq != self.next_seq {
+            self.start(seq)?;
+        }
+        let chunk = self.ahead.as_mut().and_then(Ahead::next);
+        self.next_seq = seq.wrapping_add(1);
+        let Some(c) = chunk.filter(|c| c.tag as u32 == seq) else {
+            self.ahead = None;
+            return self.inline.seal(seq, packet, tag);
+        };
+        if packet.len() - 4 > BODY {
+            if let Some(a) = self.ahead.as_mut() {
+                a.recycle(c);
+            }
+            return self.inline.seal(seq, packet, tag);
+        }
+        let (len4, body) = packet.split_at_mut(4);
+        xor(len4, &c.bytes[..4]);
+        xor(body, &c.bytes[128..]);
+        let mut poly_key = [0u8; 32];
+        poly_key.copy_from_slice(&c.bytes[64..96]);
+        if let Some(a) = self.ahead.as_mut() {
+            a.recycle(c);
+        }
+        tag.copy_from_slice(&self.poly.tag(&poly_key, packet)?);
+        Ok(())
+    }
+
+    fn packet_length(&mut self, seq: u32, first4: &[u8; 4]) -> Result<u32> {
+        self.inline.packet_length(seq, first4)
+    }
+
+    fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()> {
+        self.inline.open(seq, packet, tag)
+    }
+}
