@@ -23,12 +23,12 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use openssl::cipher::Cipher;
 use openssl::cipher_ctx::CipherCtx;
 use std::time::Duration;
-use support::cpu_time::ThreadCpuTime;
+use support::cpu_time::CpuTime;
 
 const LEN: usize = 32 * 1024;
 const NAME: &str = "chacha20-poly1305@openssh.com";
 
-fn group<'a>(c: &'a mut Criterion<ThreadCpuTime>, name: &str) -> BenchmarkGroup<'a, ThreadCpuTime> {
+fn group<'a>(c: &'a mut Criterion<CpuTime>, name: &str) -> BenchmarkGroup<'a, CpuTime> {
     let mut g = c.benchmark_group(name);
     g.throughput(Throughput::Bytes(LEN as u64))
         .warm_up_time(Duration::from_millis(300))
@@ -37,7 +37,7 @@ fn group<'a>(c: &'a mut Criterion<ThreadCpuTime>, name: &str) -> BenchmarkGroup<
     g
 }
 
-fn reference(g: &mut BenchmarkGroup<'_, ThreadCpuTime>, buf: &mut [u8]) {
+fn reference(g: &mut BenchmarkGroup<'_, CpuTime>, buf: &mut [u8]) {
     let mut fused = CipherCtx::new().unwrap();
     fused
         .encrypt_init(
@@ -58,7 +58,7 @@ fn reference(g: &mut BenchmarkGroup<'_, ThreadCpuTime>, buf: &mut [u8]) {
     });
 }
 
-fn parts(c: &mut Criterion<ThreadCpuTime>) {
+fn parts(c: &mut Criterion<CpuTime>) {
     let mut g = group(c, "parts");
     let key = [7u8; 32];
     let mut buf = vec![0x55u8; LEN];
@@ -120,7 +120,7 @@ fn crates_seal(key: &[u8; 64], seq: u32, packet: &mut [u8], tag: &mut [u8; 16]) 
         .unwrap();
 }
 
-fn whole(c: &mut Criterion<ThreadCpuTime>) {
+fn whole(c: &mut Criterion<CpuTime>) {
     let mut g = group(c, "whole");
     let key = [7u8; 64];
     let mut buf = vec![0x55u8; LEN + 8];
@@ -167,7 +167,7 @@ fn whole(c: &mut Criterion<ThreadCpuTime>) {
 
 criterion_group! {
     name = benches;
-    config = Criterion::default().with_measurement(ThreadCpuTime);
+    config = Criterion::default().with_measurement(CpuTime::thread());
     targets = parts, whole
 }
 criterion_main!(benches);

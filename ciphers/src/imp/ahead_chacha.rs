@@ -49,16 +49,19 @@ impl AheadChaChaPoly {
         };
         let (mut main, mut header) = (ctx(&self.key[..32])?, ctx(&self.key[32..])?);
         self.ahead = None; // joins the old helper first
+        let zeros = vec![0u8; CHUNK];
         self.ahead = Some(Ahead::spawn(CHUNK, u64::from(first), move |tag, buf| {
             // EVP's ChaCha20 IV: 64-bit block counter, then the sequence number as nonce.
+            // Encrypting zeros from a buffer of its own spares a pass that zeroes `buf`.
             let mut iv = [0u8; 16];
             iv[8..].copy_from_slice(&(tag as u32 as u64).to_be_bytes());
-            buf.fill(0);
             let (len_ks, main_ks) = buf.split_at_mut(64);
             let ok = header.encrypt_init(None, None, Some(&iv)).is_ok()
-                && header.cipher_update_inplace(len_ks, 64).is_ok()
+                && header.cipher_update(&zeros[..64], Some(len_ks)).is_ok()
                 && main.encrypt_init(None, None, Some(&iv)).is_ok()
-                && main.cipher_update_inplace(main_ks, CHUNK - 64).is_ok();
+                && main
+                    .cipher_update(&zeros[..CHUNK - 64], Some(main_ks))
+                    .is_ok();
             if !ok {
                 // Cannot happen once keyed; a wrong stream fails the peer's tag check.
                 buf.fill(0xff);
