@@ -1,6 +1,5 @@
 use clap::Parser;
 use sshtune::cli::{Cli, Command};
-use sshtune::process::Interrupted;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -20,11 +19,7 @@ fn main() -> ExitCode {
         Err(e) => {
             // One line: the cause chain joined, as the user needs to act on it.
             eprintln!("sshtune: {e:#}");
-            if e.downcast_ref::<Interrupted>().is_some() {
-                ExitCode::from(130)
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::from(sshtune::exit::code_for(&e))
         }
     }
 }
