@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = crate::exit::HELP)]
+#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = crate::exit::help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -33,6 +33,24 @@ pub enum Command {
     Pipeline(PipelineArgs),
     /// Measure dm-crypt: capabilities, kernel cipher speed, and the cipher × layer × test matrix.
     Storage(StorageArgs),
+    /// Write the man pages or the shell completions into a directory (for packages).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    pub what: Generated,
+    /// Directory to write into (created if missing).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generated {
+    /// sshtune.1 and one page per subcommand (sshtune-bench.1, ...).
+    Man,
+    /// bash (sshtune.bash), zsh (_sshtune) and fish (sshtune.fish).
+    Completions,
 }
 
 /// Destination options, passed to `ssh` exactly as given.
