@@ -19,7 +19,10 @@ pub const INTERRUPTED: u8 = 130;
 /// Every status with its meaning: the `Exit status` section of `--help` and the man page.
 pub const STATUSES: &[(u8, &str)] = &[
     (SUCCESS, "success"),
-    (ERROR, "error: sshtune could not do what was asked (the message says why)"),
+    (
+        ERROR,
+        "error: sshtune could not do what was asked (the message says why)",
+    ),
     (USAGE, "usage: the command line is wrong"),
     (
         POLICY,
