@@ -10,8 +10,9 @@ pub const SUCCESS: u8 = 0;
 pub const ERROR: u8 = 1;
 /// The command line itself was wrong; clap uses this status for its own errors.
 pub const USAGE: u8 = 2;
-/// It ran, and the answer is a refusal: `config --check` was rejected by the real `sshd -t`, or
-/// `probe --fail-on` found an algorithm of that grade on the server.
+/// It ran, and the answer is a refusal: the real `sshd -t` rejected `config --check`'s drop-in
+/// (or `--apply`'s result, rolled back), or `probe --fail-on` found an algorithm of that grade
+/// on the server.
 pub const POLICY: u8 = 3;
 /// Stopped by Ctrl-C (SIGINT) or SIGTERM, after cleaning up (128 + SIGINT, as shells report it).
 pub const INTERRUPTED: u8 = 130;
@@ -26,8 +27,8 @@ pub const STATUSES: &[(u8, &str)] = &[
     (USAGE, "usage: the command line is wrong"),
     (
         POLICY,
-        "policy failure: sshd -t rejected `config --check`, or `probe --fail-on` matched \
-         an offered algorithm",
+        "policy failure: sshd -t rejected `config --check`/`--apply`, or `probe --fail-on` \
+         matched",
     ),
     (INTERRUPTED, "interrupted (Ctrl-C), after cleaning up"),
 ];

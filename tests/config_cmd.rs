@@ -478,7 +478,8 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     };
     let a = args(&dropin);
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(!o.status.success());
+    // sshd's "no", cleanly rolled back: a policy failure.
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
         err.contains("Bad SSH2 cipher spec") && err.contains("rolled back"),
@@ -491,7 +492,7 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let fresh = s.p("sshd_config.d/60-new.conf");
     let a = args(&fresh);
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(!fresh.exists());
     let st = Command::new("sshd")
         .arg("-t")
