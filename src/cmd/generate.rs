@@ -75,3 +75,38 @@ fn completions(dir: &Path) -> Result<Vec<String>> {
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn man_pages_carry_the_exit_statuses_and_skip_hidden_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = man_pages(dir.path()).unwrap();
+        assert!(
+            written.contains(&"sshtune-config.1".to_string()),
+            "{written:?}"
+        );
+        assert!(!written
+            .iter()
+            .any(|w| w.contains("tcp-sink") || w.contains("generate")));
+        let main = std::fs::read_to_string(dir.path().join("sshtune.1")).unwrap();
+        assert!(main.contains(".SH \"EXIT STATUS\""), "{main}");
+        assert!(main.contains("policy failure"), "{main}");
+        assert!(!main.contains("EXTRA"), "{main}");
+        let probe = std::fs::read_to_string(dir.path().join("sshtune-probe.1")).unwrap();
+        assert!(probe.contains("fail\\-on"), "{probe}");
+    }
+
+    #[test]
+    fn completions_for_three_shells() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut written = completions(dir.path()).unwrap();
+        written.sort();
+        assert_eq!(written, ["_sshtune", "sshtune.bash", "sshtune.fish"]);
+        let bash = std::fs::read_to_string(dir.path().join("sshtune.bash")).unwrap();
+        assert!(bash.contains("complete -F _sshtune"), "{bash}");
+        assert!(bash.contains("--fail-on"));
+    }
+}
