@@ -29,12 +29,12 @@ impl Figures {
         let mut s = format!("figures: {whose} rows");
         if self.ignored > 0 {
             let other = if self.engine == OPENSSH {
-                NATIVE
+                "native-engine"
             } else {
-                OPENSSH
+                "other-engine"
             };
             s.push_str(&format!(
-                "; the report's {} {other}-engine rows are not used: they measure another SSH \
+                "; the report's {} {other} rows are not used: they measure another SSH \
                  implementation than the target's",
                 self.ignored
             ));
