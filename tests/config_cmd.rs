@@ -480,6 +480,7 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
     // sshd's "no", cleanly rolled back: a policy failure.
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "a rolled-back drop-in is not printed");
     let err = stderr(&o);
     assert!(
         err.contains("Bad SSH2 cipher spec") && err.contains("rolled back"),

@@ -39,12 +39,10 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     };
     let out = emit::emit(&sel, &report, &meta)?;
     summarize(&sel, &out, &meta, args.quiet);
-    // A drop-in sshd rejects is never printed as if it were usable.
+    // A drop-in sshd rejects is never printed as if it were usable: the outputs come last.
     if args.check {
         check(&args, target, &out)?;
     }
-    print_outputs(&args, &out);
-
     if let Some(path) = &args.apply {
         crate::process::check_interrupted()?;
         let sshd = Sshd::find(args.sshd.as_deref())?;
@@ -72,6 +70,7 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         }
         eprintln!("{}", reload_hint());
     }
+    print_outputs(&args, &out);
     Ok(())
 }
 
