@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
-#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None)]
+#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = crate::exit::help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -33,6 +33,24 @@ pub enum Command {
     Pipeline(PipelineArgs),
     /// Measure dm-crypt: capabilities, kernel cipher speed, and the cipher × layer × test matrix.
     Storage(StorageArgs),
+    /// Write the man pages or the shell completions into a directory (for packages).
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct GenerateArgs {
+    pub what: Generated,
+    /// Directory to write into (created if missing).
+    pub dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generated {
+    /// sshtune.1 and one page per subcommand (sshtune-bench.1, ...).
+    Man,
+    /// bash (sshtune.bash), zsh (_sshtune) and fish (sshtune.fish).
+    Completions,
 }
 
 /// Destination options, passed to `ssh` exactly as given.
@@ -189,12 +207,43 @@ pub struct ProbeArgs {
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
-    /// Machine-readable output.
-    #[arg(long)]
+    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
+    pub format: ProbeFormat,
+    /// Same as --format json.
+    #[arg(long, conflicts_with = "format")]
     pub json: bool,
+    /// Exit with status 3 when the server offers a cipher or MAC of this grade or worse
+    /// (after printing the report).
+    #[arg(long, value_enum, value_name = "GRADE")]
+    pub fail_on: Option<FailOn>,
     /// Seconds to wait for the server at each step.
     #[arg(long, default_value_t = 10)]
     pub timeout: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ProbeFormat {
+    Table,
+    Json,
+}
+
+/// The lowest grade `probe --fail-on` tolerates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Fail when anything offered is graded broken.
+    Broken,
+    /// Fail when anything offered is graded weak or broken.
+    Weak,
+}
+
+impl FailOn {
+    /// The best grade that still fails.
+    pub fn threshold(self) -> ciphers::Grade {
+        match self {
+            FailOn::Broken => ciphers::Grade::Broken,
+            FailOn::Weak => ciphers::Grade::Weak,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -224,7 +273,8 @@ pub struct ServeArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct ConfigArgs {
-    /// A bench report (`sshtune bench --format json --output FILE`).
+    /// A bench report (`sshtune bench --format json --output FILE`); `-` reads standard input.
+    /// From a report of both engines, the OpenSSH engine's rows are used.
     #[arg(long, conflicts_with = "host", required_unless_present = "host")]
     pub from: Option<PathBuf>,
     /// Measure this destination first (as `sshtune bench HOST` does).
@@ -259,7 +309,8 @@ pub struct ConfigArgs {
     /// Print the rsync command line.
     #[arg(long)]
     pub rsync: bool,
-    /// Validate the drop-in with the real `sshd -t` on a temporary config.
+    /// Validate the drop-in with the real `sshd -t` on a temporary config. Rejected: nothing
+    /// on stdout, sshd's message on stderr, exit status 3.
     #[arg(long)]
     pub check: bool,
     /// Install the drop-in at PATH (e.g. /etc/ssh/sshd_config.d/50-sshtune.conf): backup,

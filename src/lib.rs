@@ -10,6 +10,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod embedded;
+pub mod exit;
 pub mod pipeline;
 pub mod probe;
 pub mod process;

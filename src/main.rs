@@ -1,6 +1,5 @@
 use clap::Parser;
 use sshtune::cli::{Cli, Command};
-use sshtune::process::Interrupted;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -14,17 +13,14 @@ fn main() -> ExitCode {
         Command::TcpSink(args) => sshtune::cmd::tcp_sink::run(args),
         Command::Pipeline(args) => sshtune::cmd::pipeline::run(args),
         Command::Storage(args) => sshtune::cmd::storage::run(args),
+        Command::Generate(args) => sshtune::cmd::generate::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // One line: the cause chain joined, as the user needs to act on it.
             eprintln!("sshtune: {e:#}");
-            if e.downcast_ref::<Interrupted>().is_some() {
-                ExitCode::from(130)
-            } else {
-                ExitCode::FAILURE
-            }
+            ExitCode::from(sshtune::exit::code_for(&e))
         }
     }
 }

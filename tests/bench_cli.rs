@@ -435,3 +435,23 @@ fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
     assert_eq!(v["host"], "benchbox");
     assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
 }
+
+#[test]
+fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
+    // It could not run: 1, with the one-line cause.
+    let o = output(sshtune().args(["bench", "-F", "/dev/null", "no-such-host.invalid"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The command line is wrong: clap's 2.
+    let o = output(sshtune().args(["bench", "--repeat", "0"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The table is in --help.
+    let help = stdout(&output(sshtune().arg("--help")));
+    for line in [
+        "Exit status:",
+        "  1    error",
+        "  2    usage",
+        "  3    policy failure",
+    ] {
+        assert!(help.contains(line), "{line:?} missing from {help}");
+    }
+}

@@ -250,14 +250,21 @@ fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     );
     assert!(dropin.contains("target sshd OpenSSH 7.4"));
     assert!(dropin.contains("# arcfour: RISK: graded broken"));
-    // The real sshd here is 9.2, not the 7.4 target: --check must say so, in sshd's words.
+    // The real sshd here is 9.2, not the 7.4 target: --check must say so, in sshd's words,
+    // as a policy failure (status 3), on one line, and print no drop-in.
     let o = config(&["--from", fx, "--policy", "legacy", "--server", "--check"]);
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
         err.contains("REJECTS the drop-in") && err.contains("Bad SSH2 cipher spec"),
         "{err}"
     );
+    assert_eq!(
+        err.lines().filter(|l| l.contains("sshd -t")).count(),
+        1,
+        "{err}"
+    );
+    assert_eq!(stdout(&o), "", "a rejected drop-in is not printed");
     // The same results for a 9.2 target drop them.
     let dropin = ok(&config(&[
         "--from",
@@ -269,6 +276,100 @@ fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
         "9.2p1",
     ]));
     assert!(!ciphers_of(&dropin).iter().any(|n| n.starts_with("arcfour")));
+}
+
+/// The OpenSSH rows of a report ordered as `--direction both` orders them (slower direction),
+/// computed here from the JSON, independently of the code under test.
+fn openssh_order(report: &serde_json::Value) -> Vec<String> {
+    let mut scores: Vec<(String, f64)> = Vec::new();
+    for row in report["results"].as_array().unwrap() {
+        if row["engine"] != "openssh" {
+            continue;
+        }
+        let name = row["cipher"].as_str().unwrap().to_string();
+        let median = row["median_mib_s"].as_f64().unwrap();
+        match scores.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, s)) => *s = s.min(median),
+            None => scores.push((name, median)),
+        }
+    }
+    scores.sort_by(|a, b| b.1.total_cmp(&a.1));
+    scores.into_iter().map(|(n, _)| n).collect()
+}
+
+#[test]
+fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
+    // A real `bench --engine both` run on loopback: the native pair ranks aes128-ctr above
+    // chacha20-poly1305, the OpenSSH pair (the programs the config is for) the other way.
+    let fx = fixture("bench-both-engines.json");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
+    let want = openssh_order(&report);
+    let o = config(&["--from", fx.to_str().unwrap(), "--server"]);
+    let dropin = ok(&o);
+    assert_eq!(ciphers_of(&dropin), want, "{dropin}");
+    assert!(
+        dropin.contains("# figures: the OpenSSH engine's (the real ssh and sshd) rows"),
+        "{dropin}"
+    );
+    assert!(
+        dropin.contains("native-engine rows are not used"),
+        "{dropin}"
+    );
+    assert!(stderr(&o).contains("figures: the OpenSSH engine's"));
+    // The header table shows the OpenSSH figures, never a native one.
+    for row in report["results"].as_array().unwrap() {
+        let median = format!("{:.1} (", row["median_mib_s"].as_f64().unwrap());
+        assert_eq!(
+            dropin.contains(&median),
+            row["engine"] == "openssh",
+            "{median} {}: {dropin}",
+            row["engine"]
+        );
+    }
+    // The client block prefers the OpenSSH pair's fastest.
+    let client = ok(&config(&["--from", fx.to_str().unwrap(), "--client"]));
+    assert!(
+        client.contains(&format!("    Ciphers ^{}\n", want[0])),
+        "{client}"
+    );
+}
+
+#[test]
+fn from_dash_reads_the_report_on_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let fx = fixture("bench-openssh-9.2.json");
+    let run = |input: &[u8]| {
+        let mut child = sshtune()
+            .args(["config", "--from", "-", "--server"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let piped = ok(&run(&std::fs::read(&fx).unwrap()));
+    let named = ok(&config(&["--from", fx.to_str().unwrap(), "--server"]));
+    assert_eq!(ciphers_of(&piped), ciphers_of(&named));
+    let without_date = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("# generated "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(without_date(&piped), without_date(&named));
+
+    let o = run(b"{ not json");
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("standard input is not a sshtune bench report"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -377,7 +478,9 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     };
     let a = args(&dropin);
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(!o.status.success());
+    // sshd's "no", cleanly rolled back: a policy failure.
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "", "a rolled-back drop-in is not printed");
     let err = stderr(&o);
     assert!(
         err.contains("Bad SSH2 cipher spec") && err.contains("rolled back"),
@@ -390,7 +493,7 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let fresh = s.p("sshd_config.d/60-new.conf");
     let a = args(&fresh);
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
-    assert!(!o.status.success());
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(!fresh.exists());
     let st = Command::new("sshd")
         .arg("-t")

@@ -13,15 +13,19 @@ use support::{output, sshtune, stderr, stdout};
 #[test]
 fn probe_reads_openssh_offer_as_json() {
     let server = EmbeddedSshd::start("").unwrap();
-    let o = output(sshtune().args([
-        "probe",
-        "127.0.0.1",
-        "-p",
-        &server.port.to_string(),
-        "--json",
-    ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let port = server.port.to_string();
+    let json = |flags: &[&str]| {
+        let o = output(
+            sshtune()
+                .args(["probe", "127.0.0.1", "-p", &port])
+                .args(flags),
+        );
+        assert!(o.status.success(), "{flags:?}: {}", stderr(&o));
+        serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
+    };
+    let v = json(&["--format", "json"]);
+    // --json stays an alias of --format json: the same document.
+    assert_eq!(json(&["--json"]), v);
     assert_eq!(v["schema"], "sshtune.probe/1");
     assert!(v["banner"]
         .as_str()
@@ -70,6 +74,64 @@ fn probe_text_output_grades_every_cipher() {
         !text.contains("aes256-gcm"),
         "server restricted to two ciphers: {text}"
     );
+}
+
+/// Runs `probe --fail-on LEVEL` against an sshd that offers only `ciphers` and `macs`.
+fn fail_on(ciphers: &str, macs: &str, level: &str) -> std::process::Output {
+    let server = EmbeddedSshd::start(&format!("Ciphers {ciphers}\nMACs {macs}\n")).unwrap();
+    output(sshtune().args([
+        "probe",
+        "127.0.0.1",
+        "-p",
+        &server.port.to_string(),
+        "--fail-on",
+        level,
+    ]))
+}
+
+#[test]
+fn fail_on_exits_3_naming_the_offending_algorithms_after_the_report() {
+    let sha2 = "hmac-sha2-256-etm@openssh.com";
+    let o = fail_on("aes128-ctr,3des-cbc", sha2, "broken");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    // The report is still printed; the verdict is one line on stderr.
+    assert!(stdout(&o).contains("3des-cbc"), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("3des-cbc (broken)"), "{err}");
+    assert!(!err.contains("aes128-ctr") && !err.contains(sha2), "{err}");
+
+    // CBC is weak, not broken: only the stricter level fails on it.
+    let o = fail_on("aes128-ctr,aes128-cbc", sha2, "broken");
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = fail_on("aes128-ctr,aes128-cbc", sha2, "weak");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("aes128-cbc (weak)"), "{}", stderr(&o));
+
+    // MACs count too.
+    let o = fail_on("aes128-ctr", &format!("{sha2},hmac-md5"), "broken");
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("hmac-md5 (broken)"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_probe_that_cannot_run_is_an_error_not_a_policy_failure() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = output(sshtune().args([
+        "probe",
+        "127.0.0.1",
+        "-p",
+        &port.to_string(),
+        "--fail-on",
+        "weak",
+    ]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let o = output(sshtune().args(["probe", "h", "--fail-on", "bad"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]

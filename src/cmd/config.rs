@@ -1,19 +1,26 @@
 //! `sshtune config`: bench report in, validated sshd drop-in / client block / rsync line out.
+//! Ranked by the OpenSSH engine's rows (see `config::engine`); `--check` prints the drop-in
+//! only when the real `sshd -t` accepts it.
 
 use crate::bench::model::{BenchReport, SCHEMA};
 use crate::cli::{BenchArgs, ConfigArgs, Engine};
-use crate::config::apply::{self, reload_hint};
+use crate::config::apply::{self, one_line, reload_hint};
 use crate::config::emit::{self, Emitted, Meta};
+use crate::config::engine;
 use crate::config::policy::{self, Selection};
 use crate::config::sshd::Sshd;
+use crate::exit::PolicyFailure;
 use crate::report::Format;
 use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
+use std::io::Read as _;
 
 pub fn run(args: ConfigArgs) -> Result<()> {
     // Ctrl-C must not cut --apply between writing and checking; steps poll the flag instead.
     crate::process::install_signal_handlers()?;
     let report = load(&args)?;
+    let figures = engine::choose(&report)?;
+    let report = engine::restrict(&report, &figures);
     let target = target(&args, &report)?;
     let sel = policy::select(&report, args.policy, target, args.direction);
     let meta = Meta {
@@ -28,54 +35,14 @@ pub fn run(args: ConfigArgs) -> Result<()> {
             .ssh_version
             .as_deref()
             .and_then(OpenSshVersion::parse),
+        figures: figures.describe(),
     };
     let out = emit::emit(&sel, &report, &meta)?;
-    summarize(&sel, &out, args.quiet);
-    print_outputs(&args, &out);
-
+    summarize(&sel, &out, &meta, args.quiet);
+    // A drop-in sshd rejects is never printed as if it were usable: the outputs come last.
     if args.check {
-        crate::process::check_interrupted()?;
-        let sshd = Sshd::find(args.sshd.as_deref())?;
-        let check = sshd.check_dropin(&out.server)?;
-        // A pass or fail is only as good as the match between this sshd and the target.
-        let local = sshd.version();
-        let mismatch = match local {
-            Some(v) if v != target => {
-                format!(" (this sshd is OpenSSH {v}, the target is {target})")
-            }
-            Some(_) => String::new(),
-            None => format!(" (this sshd's release is unknown, the target is {target})"),
-        };
-        if !check.verdict.passed {
-            bail!(
-                "sshd -t ({}) REJECTS the drop-in{mismatch}: {}",
-                sshd.path.display(),
-                check.verdict.message
-            );
-        }
-        eprintln!(
-            "check: PASS — `{} -t` accepts the drop-in{}",
-            sshd.path.display(),
-            if check.verdict.message.is_empty() {
-                String::new()
-            } else {
-                format!(" (it said: {})", check.verdict.message)
-            }
-        );
-        if !mismatch.is_empty() {
-            eprintln!("check: note — validated by a different sshd than the target{mismatch}");
-        }
-        if let Some(eff) = &check.effective {
-            if *eff != out.server_list {
-                eprintln!(
-                    "check: note — sshd -T reports Ciphers {} (the drop-in says {})",
-                    eff.join(","),
-                    out.server_list.join(",")
-                );
-            }
-        }
+        check(&args, target, &out)?;
     }
-
     if let Some(path) = &args.apply {
         crate::process::check_interrupted()?;
         let sshd = Sshd::find(args.sshd.as_deref())?;
@@ -103,23 +70,74 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         }
         eprintln!("{}", reload_hint());
     }
+    print_outputs(&args, &out);
     Ok(())
 }
 
+/// `sshd -t` on the drop-in; a rejection is a policy failure (exit status 3) in sshd's words.
+fn check(args: &ConfigArgs, target: OpenSshVersion, out: &Emitted) -> Result<()> {
+    crate::process::check_interrupted()?;
+    let sshd = Sshd::find(args.sshd.as_deref())?;
+    let check = sshd.check_dropin(&out.server)?;
+    // A pass or fail is only as good as the match between this sshd and the target.
+    let mismatch = match sshd.version() {
+        Some(v) if v != target => {
+            format!(" (this sshd is OpenSSH {v}, the target is {target})")
+        }
+        Some(_) => String::new(),
+        None => format!(" (this sshd's release is unknown, the target is {target})"),
+    };
+    if !check.verdict.passed {
+        return Err(PolicyFailure(format!(
+            "sshd -t ({}) REJECTS the drop-in{mismatch}: {}",
+            sshd.path.display(),
+            one_line(&check.verdict.message)
+        ))
+        .into());
+    }
+    eprintln!(
+        "check: PASS — `{} -t` accepts the drop-in{}",
+        sshd.path.display(),
+        if check.verdict.message.is_empty() {
+            String::new()
+        } else {
+            format!(" (it said: {})", one_line(&check.verdict.message))
+        }
+    );
+    if !mismatch.is_empty() {
+        eprintln!("check: note — validated by a different sshd than the target{mismatch}");
+    }
+    if let Some(eff) = &check.effective {
+        if *eff != out.server_list {
+            eprintln!(
+                "check: note — sshd -T reports Ciphers {} (the drop-in says {})",
+                eff.join(","),
+                out.server_list.join(",")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The bench report named by `--from` (`-`: standard input), or a fresh measurement.
 fn load(args: &ConfigArgs) -> Result<BenchReport> {
     if let Some(path) = &args.from {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let report: BenchReport = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{} is not a sshtune bench report ({SCHEMA})",
-                path.display()
-            )
-        })?;
+        let (name, text) = if path.as_os_str() == "-" {
+            let mut text = String::new();
+            std::io::stdin()
+                .read_to_string(&mut text)
+                .context("reading the bench report from standard input")?;
+            ("standard input".to_string(), text)
+        } else {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            (path.display().to_string(), text)
+        };
+        let report: BenchReport = serde_json::from_str(&text)
+            .with_context(|| format!("{name} is not a sshtune bench report ({SCHEMA})"))?;
         if report.schema != SCHEMA {
             bail!(
-                "{}: schema {:?}, this sshtune reads {SCHEMA:?}",
-                path.display(),
+                "{name}: schema {:?}, this sshtune reads {SCHEMA:?}",
                 report.schema
             );
         }
@@ -173,10 +191,11 @@ fn client_host(report: &BenchReport) -> String {
     h.to_string()
 }
 
-fn summarize(sel: &Selection, out: &Emitted, quiet: bool) {
+fn summarize(sel: &Selection, out: &Emitted, meta: &Meta, quiet: bool) {
     if quiet {
         return;
     }
+    eprintln!("{}", meta.figures);
     eprintln!(
         "policy {} for OpenSSH {}: {} (fastest: {})",
         sel.policy.as_str(),

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod bench_native;
 pub mod config;
+pub mod generate;
 pub mod pipeline;
 pub mod probe;
 pub mod serve;

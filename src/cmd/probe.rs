@@ -1,15 +1,38 @@
-use crate::cli::ProbeArgs;
+//! `sshtune probe`: print what a server offers, graded by the catalog, as a table or JSON;
+//! with `--fail-on`, turn a weak or broken offer into exit status 3 (ssh-audit style) so a
+//! script or CI job can gate on it.
+
+use crate::cli::{FailOn, ProbeArgs, ProbeFormat};
+use crate::exit::PolicyFailure;
 use crate::probe::{probe, ProbeResult};
 use crate::target::SshTarget;
 use anyhow::Result;
+use ciphers::Grade;
 use serde::Serialize;
 use std::time::Duration;
+
+/// One offered cipher or MAC with its grade (None: not in the catalog).
+struct Row {
+    name: String,
+    grade: Option<Grade>,
+    reason: Option<&'static str>,
+}
 
 #[derive(Serialize)]
 struct Graded<'a> {
     name: &'a str,
     grade: Option<String>,
     reason: Option<&'static str>,
+}
+
+impl<'a> From<&'a Row> for Graded<'a> {
+    fn from(r: &'a Row) -> Self {
+        Graded {
+            name: &r.name,
+            grade: r.grade.map(|g| g.to_string()),
+            reason: r.reason,
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -24,43 +47,51 @@ struct ProbeJson<'a> {
 pub fn run(args: ProbeArgs) -> Result<()> {
     let (host, port) = destination(&args)?;
     let result = probe(&host, port, Duration::from_secs(args.timeout.max(1)))?;
-    let ciphers = result
+    let ciphers: Vec<Row> = result
         .ciphers()
         .into_iter()
-        .map(|c| cipher_grade(&result, c))
-        .collect::<Vec<_>>();
-    if args.json {
-        let names: Vec<String> = result.ciphers();
-        let macs = result.macs();
+        .map(|c| cipher_row(&result, c))
+        .collect();
+    let macs: Vec<Row> = result.macs().into_iter().map(mac_row).collect();
+    if args.json || args.format == ProbeFormat::Json {
         let out = ProbeJson {
             schema: "sshtune.probe/1",
             probe: &result,
-            ciphers: names
-                .iter()
-                .map(|c| {
-                    let (grade, reason) = grade_of(&result, c);
-                    Graded {
-                        name: c,
-                        grade,
-                        reason,
-                    }
-                })
-                .collect(),
-            macs: macs
-                .iter()
-                .map(|m| {
-                    let spec = ciphers::mac(m);
-                    Graded {
-                        name: m,
-                        grade: spec.map(|s| s.grade.to_string()),
-                        reason: spec.map(|s| s.reason),
-                    }
-                })
-                .collect(),
+            ciphers: ciphers.iter().map(Graded::from).collect(),
+            macs: macs.iter().map(Graded::from).collect(),
         };
         println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        print_table(&result, &ciphers, &macs);
+    }
+    match args.fail_on {
+        Some(level) => fail_on(level, ciphers.iter().chain(&macs)),
+        None => Ok(()),
+    }
+}
+
+/// Status 3 when any offered algorithm is graded `level` or worse; names them all.
+fn fail_on<'a>(level: FailOn, rows: impl Iterator<Item = &'a Row>) -> Result<()> {
+    let threshold = level.threshold();
+    let bad: Vec<String> = rows
+        .filter_map(|r| {
+            r.grade
+                .filter(|g| *g <= threshold)
+                .map(|g| format!("{} ({g})", r.name))
+        })
+        .collect();
+    if bad.is_empty() {
         return Ok(());
     }
+    Err(PolicyFailure(format!(
+        "--fail-on {}: the server offers {}",
+        threshold,
+        bad.join(", ")
+    ))
+    .into())
+}
+
+fn print_table(result: &ProbeResult, ciphers: &[Row], macs: &[Row]) {
     let k = &result.kexinit;
     println!("{}:{}  {}", result.host, result.port, result.banner);
     println!(
@@ -83,46 +114,42 @@ pub fn run(args: ProbeArgs) -> Result<()> {
     println!("kex          {}", k.kex.join(","));
     println!("host keys    {}", k.host_key.join(","));
     println!("compression  {}", k.compression_s2c.join(","));
-    println!("ciphers");
-    for (name, grade, reason) in &ciphers {
-        println!("  {name:<32} {grade:<7} {reason}");
+    for (title, rows) in [("ciphers", ciphers), ("macs", macs)] {
+        println!("{title}");
+        for r in rows {
+            println!(
+                "  {:<32} {:<7} {}",
+                r.name,
+                r.grade.map_or("unknown".to_string(), |g| g.to_string()),
+                r.reason.unwrap_or("not in the catalog")
+            );
+        }
     }
-    println!("macs");
-    for m in result.macs() {
-        let spec = ciphers::mac(&m);
-        println!(
-            "  {m:<32} {:<7} {}",
-            spec.map_or("unknown".to_string(), |s| s.grade.to_string()),
-            spec.map_or("not in the catalog", |s| s.reason)
-        );
-    }
-    Ok(())
-}
-
-fn cipher_grade(result: &ProbeResult, c: String) -> (String, String, String) {
-    let (grade, reason) = grade_of(result, &c);
-    (
-        c,
-        grade.unwrap_or_else(|| "unknown".into()),
-        reason.unwrap_or("not in the catalog").to_string(),
-    )
 }
 
 /// The catalog grade, lowered to `weak` for Terrapin-affected ciphers when the server lacks
 /// strict KEX.
-fn grade_of(result: &ProbeResult, name: &str) -> (Option<String>, Option<&'static str>) {
-    match ciphers::cipher(name) {
+fn cipher_row(result: &ProbeResult, name: String) -> Row {
+    let (grade, reason) = match ciphers::cipher(&name) {
         None => (None, None),
-        Some(spec) => {
-            if spec.terrapin && !result.strict_kex && spec.grade == ciphers::Grade::Ok {
-                (
-                    Some("weak".into()),
-                    Some("Terrapin: server lacks strict KEX"),
-                )
-            } else {
-                (Some(spec.grade.to_string()), Some(spec.reason))
-            }
+        Some(spec) if spec.terrapin && !result.strict_kex && spec.grade == Grade::Ok => {
+            (Some(Grade::Weak), Some("Terrapin: server lacks strict KEX"))
         }
+        Some(spec) => (Some(spec.grade), Some(spec.reason)),
+    };
+    Row {
+        name,
+        grade,
+        reason,
+    }
+}
+
+fn mac_row(name: String) -> Row {
+    let spec = ciphers::mac(&name);
+    Row {
+        grade: spec.map(|s| s.grade),
+        reason: spec.map(|s| s.reason),
+        name,
     }
 }
 

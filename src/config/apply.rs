@@ -3,6 +3,7 @@
 //! whole config with `sshd -t`, and put the old state back if sshd says no.
 
 use super::sshd::Sshd;
+use crate::exit::PolicyFailure;
 use anyhow::{bail, Context, Result};
 use sshd_config::{ConfigSet, Flavor, Origin};
 use std::io::Write as _;
@@ -61,7 +62,9 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
     };
     write_atomic(dropin, content.as_bytes())?;
 
-    let restore = |why: String| -> anyhow::Error {
+    // Undoes the write. `verdict`: the reason is sshd's own "no", which, cleanly rolled back,
+    // is a policy failure (exit status 3) rather than a failure to run.
+    let undo = |why: String, verdict: bool| -> anyhow::Error {
         let undo = match &previous {
             Some(bytes) => write_atomic(dropin, bytes),
             None => std::fs::remove_file(dropin)
@@ -73,7 +76,12 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
                 if let Some(b) = &backup {
                     let _ = std::fs::remove_file(b);
                 }
-                anyhow::anyhow!("{why}; rolled back, {} is as it was", dropin.display())
+                let msg = format!("{why}; rolled back, {} is as it was", dropin.display());
+                if verdict {
+                    PolicyFailure(msg).into()
+                } else {
+                    anyhow::anyhow!(msg)
+                }
             }
             Err(e) => anyhow::anyhow!(
                 "{why}; ROLLBACK FAILED ({e:#}): restore {} from {} by hand",
@@ -85,6 +93,8 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
             ),
         }
     };
+
+    let restore = |why: String| undo(why, false);
 
     let set = match ConfigSet::load(main, Flavor::Sshd, Path::new(SSHD_CONFIG_DIR)) {
         Ok(s) => s,
@@ -111,10 +121,13 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
             .context(crate::process::Interrupted));
     }
     if !after.passed {
-        return Err(restore(format!(
-            "sshd -t rejects the config with the drop-in: {}",
-            one_line(&after.message)
-        )));
+        return Err(undo(
+            format!(
+                "sshd -t rejects the config with the drop-in: {}",
+                one_line(&after.message)
+            ),
+            true,
+        ));
     }
     let effective = sshd.effective_ciphers(main)?;
     let shadowed_by = set
@@ -148,7 +161,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let lines: Vec<&str> = s.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     if lines.is_empty() {
         "(sshd printed nothing)".into()

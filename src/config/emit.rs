@@ -24,6 +24,8 @@ pub struct Meta {
     pub client_host: String,
     /// The local OpenSSH client's release, when known.
     pub client_version: Option<OpenSshVersion>,
+    /// Which engine's rows the figures are (see `config::engine`).
+    pub figures: String,
 }
 
 #[derive(Debug, Clone)]
@@ -177,6 +179,7 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
         "# measured by sshtune {} (bench run started {}), MiB/s median (min-max, samples):",
         report.tool_version, report.started
     );
+    let _ = writeln!(h, "# {}", meta.figures);
     let mut names: Vec<&str> = Vec::new();
     for r in &report.results {
         if !names.contains(&r.cipher.as_str()) {
@@ -243,6 +246,7 @@ mod tests {
             tool_version: "0.0.0".into(),
             client_host: "h".into(),
             client_version: client,
+            figures: "figures: test".into(),
         }
     }
 

@@ -7,5 +7,6 @@
 
 pub mod apply;
 pub mod emit;
+pub mod engine;
 pub mod policy;
 pub mod sshd;

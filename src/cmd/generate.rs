@@ -1,0 +1,112 @@
+//! Hidden `sshtune generate man|completions DIR`: man pages and shell completions made from
+//! the same clap definitions the binary parses with, so they cannot drift from `--help`.
+//! Packaging runs it (scripts/deb); users do not need it.
+
+use crate::cli::{Cli, GenerateArgs, Generated};
+use crate::exit::STATUSES;
+use anyhow::{Context, Result};
+use clap::CommandFactory;
+use clap_complete::Shell;
+use clap_mangen::Man;
+use roff::{bold, roman, Roff};
+use std::path::Path;
+
+pub fn run(args: GenerateArgs) -> Result<()> {
+    std::fs::create_dir_all(&args.dir)
+        .with_context(|| format!("creating {}", args.dir.display()))?;
+    let written = match args.what {
+        Generated::Man => man_pages(&args.dir),
+        Generated::Completions => completions(&args.dir),
+    }
+    .with_context(|| format!("writing into {}", args.dir.display()))?;
+    for name in written {
+        println!("{}", args.dir.join(name).display());
+    }
+    Ok(())
+}
+
+/// `sshtune.1` with an EXIT STATUS section, and one page per visible subcommand.
+fn man_pages(dir: &Path) -> Result<Vec<String>> {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut written = Vec::new();
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let man = Man::new(sub.clone());
+        man.generate_to(dir)?;
+        written.push(man.get_filename());
+    }
+    let man = Man::new(cmd);
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    man.render_subcommands_section(&mut page)?;
+    exit_status_section().to_writer(&mut page)?;
+    man.render_version_section(&mut page)?;
+    std::fs::write(dir.join(man.get_filename()), page)?;
+    written.push(man.get_filename());
+    Ok(written)
+}
+
+/// The `--help` epilogue as a proper man section (clap_mangen would title it EXTRA).
+fn exit_status_section() -> Roff {
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXIT STATUS"]);
+    for (code, meaning) in STATUSES {
+        roff.control("TP", []);
+        roff.text([bold(code.to_string())]);
+        roff.text([roman(*meaning)]);
+    }
+    roff
+}
+
+fn completions(dir: &Path) -> Result<Vec<String>> {
+    let mut cmd = Cli::command();
+    let mut written = Vec::new();
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let path = clap_complete::generate_to(shell, &mut cmd, "sshtune", dir)?;
+        written.push(
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn man_pages_carry_the_exit_statuses_and_skip_hidden_commands() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = man_pages(dir.path()).unwrap();
+        assert!(
+            written.contains(&"sshtune-config.1".to_string()),
+            "{written:?}"
+        );
+        assert!(!written
+            .iter()
+            .any(|w| w.contains("tcp-sink") || w.contains("generate")));
+        let main = std::fs::read_to_string(dir.path().join("sshtune.1")).unwrap();
+        assert!(main.contains(".SH \"EXIT STATUS\""), "{main}");
+        assert!(main.contains("policy failure"), "{main}");
+        assert!(!main.contains("EXTRA"), "{main}");
+        let probe = std::fs::read_to_string(dir.path().join("sshtune-probe.1")).unwrap();
+        assert!(probe.contains("fail\\-on"), "{probe}");
+    }
+
+    #[test]
+    fn completions_for_three_shells() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut written = completions(dir.path()).unwrap();
+        written.sort();
+        assert_eq!(written, ["_sshtune", "sshtune.bash", "sshtune.fish"]);
+        let bash = std::fs::read_to_string(dir.path().join("sshtune.bash")).unwrap();
+        assert!(bash.contains("complete -F _sshtune"), "{bash}");
+        assert!(bash.contains("--fail-on"));
+    }
+}
