@@ -59,13 +59,8 @@ fn vm_quick_matrix_end_to_end_then_luks2_and_ext4() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
+    // The device refusals first: seconds, where the matrix takes minutes under emulation.
     let body = r#"
-$BIN storage --quick --size 64M --fio-runtime 2 --format json --output $OUT/quick.json 2> $OUT/quick.err
-echo $? > $OUT/quick.rc
-leftovers quick
-$BIN storage --quick --luks2 --no-speed --layers raw,ext4 --size 64M --fio-runtime 1 --format csv --output $OUT/luks.csv 2> $OUT/luks.err
-echo $? > $OUT/luks.rc
-leftovers luks
 S=/tmp/safety; mkdir -p $S
 truncate -s 32M $S/fs; mkfs.ext4 -q -F $S/fs
 truncate -s 4M $S/bfs; mkfs.bfs $S/bfs > /dev/null 2>&1
@@ -83,8 +78,51 @@ for k in fs amb pt; do
   [ $k = amb ] && { $BIN storage --quick --no-speed --no-matrix --device $L --destroy-data --force > /dev/null 2> $OUT/safety-force.err; echo $? > $OUT/safety-force.rc; }
   losetup -d $L
 done
+$BIN storage --quick --size 64M --fio-runtime 2 --format json --output $OUT/quick.json 2> $OUT/quick.err
+echo $? > $OUT/quick.rc
+leftovers quick
+$BIN storage --quick --luks2 --no-speed --layers raw,ext4 --size 64M --fio-runtime 1 --format csv --output $OUT/luks.csv 2> $OUT/luks.err
+echo $? > $OUT/luks.rc
+leftovers luks
 "#;
     let r = vm_long().rwdir(out.path()).run(&script(out.path(), body));
+    let d = out.path();
+    // Regression: blkid's exit 8 (ambivalent) counted as "no signature". Each kind of data is
+    // refused without --force and left as it was; blkid's exit code before: 0 signature, 8
+    // ambivalent.
+    for (kind, blkid, why) in [
+        ("fs", "0", "ext4 signature"),
+        ("amb", "8", "ambivalent"),
+        ("pt", "0", "dos partition table"),
+    ] {
+        let err = read(d, &format!("safety-{kind}.err"));
+        assert_eq!(
+            read(d, &format!("safety-{kind}.before")).trim(),
+            blkid,
+            "{kind}"
+        );
+        assert_ne!(
+            read(d, &format!("safety-{kind}.rc")).trim(),
+            "0",
+            "{kind}: {err}"
+        );
+        assert!(
+            err.contains(why) && err.contains("--force"),
+            "{kind}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{kind}: {err}");
+        assert_eq!(
+            read(d, &format!("safety-{kind}.after")).trim(),
+            blkid,
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        read(d, "safety-force.rc").trim(),
+        "0",
+        "{}",
+        read(d, "safety-force.err")
+    );
     assert_eq!(
         r.code,
         Some(0),
@@ -92,7 +130,6 @@ done
         r.console(),
         dump(out.path())
     );
-    let d = out.path();
     assert_eq!(read(d, "quick.rc").trim(), "0", "{}", read(d, "quick.err"));
     assert!(
         read(d, "quick.err").contains("ETA"),
@@ -147,43 +184,6 @@ done
         read(d, "luks.left"),
         "",
         "LUKS2/ext4 run left something behind"
-    );
-
-    // Regression: blkid's exit 8 (ambivalent) counted as "no signature". Each kind of data is
-    // refused without --force and left as it was; blkid's exit code before: 0 signature, 8
-    // ambivalent.
-    for (kind, blkid, why) in [
-        ("fs", "0", "ext4 signature"),
-        ("amb", "8", "ambivalent"),
-        ("pt", "0", "dos partition table"),
-    ] {
-        let err = read(d, &format!("safety-{kind}.err"));
-        assert_eq!(
-            read(d, &format!("safety-{kind}.before")).trim(),
-            blkid,
-            "{kind}"
-        );
-        assert_ne!(
-            read(d, &format!("safety-{kind}.rc")).trim(),
-            "0",
-            "{kind}: {err}"
-        );
-        assert!(
-            err.contains(why) && err.contains("--force"),
-            "{kind}: {err}"
-        );
-        assert_eq!(err.trim().lines().count(), 1, "{kind}: {err}");
-        assert_eq!(
-            read(d, &format!("safety-{kind}.after")).trim(),
-            blkid,
-            "{kind}"
-        );
-    }
-    assert_eq!(
-        read(d, "safety-force.rc").trim(),
-        "0",
-        "{}",
-        read(d, "safety-force.err")
     );
 }
 

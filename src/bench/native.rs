@@ -6,7 +6,8 @@ use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
 use super::remote::{self, Ready};
 use crate::process;
-use crate::transport::client::{connect, ClientConfig, Exec};
+use crate::transport::client::{connect_with, ClientConfig, Exec};
+use crate::transport::known_hosts::Policy;
 use crate::transport::Error;
 use anyhow::anyhow;
 use std::time::Instant;
@@ -25,6 +26,9 @@ pub struct Native {
     pub port: u16,
     pub cfg: ClientConfig,
     pub peer: Peer,
+    /// How the server's key is checked: `cfg.known_hosts` strictly, unless the caller sets the
+    /// user's ssh configuration (`ssh -G`).
+    pub host_keys: Policy,
     /// MACs tried, in order, for non-AEAD ciphers when the job names none.
     pub default_macs: Vec<String>,
     payload: Vec<u8>,
@@ -39,6 +43,7 @@ impl Native {
         Self {
             host,
             port,
+            host_keys: Policy::strict_file(cfg.known_hosts.clone()),
             cfg,
             peer,
             default_macs,
@@ -59,7 +64,7 @@ impl Native {
     /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
     pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
         use std::io::{Read, Write};
-        let t = connect(&self.host, self.port, &self.cfg)?;
+        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys)?;
         let mut e = Exec::start(
             t,
             &format!("tcp-ceiling {bytes}"),
@@ -96,7 +101,7 @@ impl Native {
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server.
     pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
-        let t = connect(&self.host, self.port, &self.cfg).map_err(|e| {
+        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
                 self.host,
@@ -157,7 +162,7 @@ impl Executor for Native {
             Some(m) => vec![m.to_string()],
             None => self.default_macs.clone(),
         };
-        let t = connect(&self.host, self.port, &cfg).map_err(classify)?;
+        let t = connect_with(&self.host, self.port, &cfg, &self.host_keys).map_err(classify)?;
         let mut e =
             Exec::start(t, &self.command(job), cfg.window, cfg.packet_size).map_err(classify)?;
         let ready = loop {
