@@ -51,7 +51,8 @@ pub fn host_key_check(policy: Policy, host: String, port: u16) -> HostKeyCheck {
                 }
             }
         }
-        let status = known_hosts::status(texts.iter().map(String::as_str), &name, blob);
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let status = known_hosts::lookup(&texts, &host, port, policy.alias.as_deref(), blob);
         let fp = hostkey::fingerprint(blob);
         let files = || {
             policy

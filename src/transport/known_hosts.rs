@@ -6,9 +6,10 @@
 //! key wins wherever it stands; otherwise the key is trusted when any plain line carries it and
 //! "changed" when plain lines carry only other keys. Host fields are `*`/`?`/`!` pattern lists
 //! (case-insensitive) or one hashed name `|1|salt|HMAC-SHA1(salt, name)`; the name looked up is
-//! `host`, or `[host]:port` when the port is not 22, or `HostKeyAlias` as given.
+//! `host`, or `[host]:port` when the port is not 22 (falling back to `host` when nothing at
+//! all is listed for `[host]:port`), or `HostKeyAlias` as given.
 //! `@cert-authority` lines only vouch for host certificates, which we do not accept, so they
-//! never make a plain key trusted. Line syntax comes from the `ssh-key` crate.
+//! never make a plain key trusted. Markers and host fields are parsed by the `ssh-key` crate.
 
 use base64ct::Encoding as _;
 use ssh_key::known_hosts::{HostPatterns, Marker};
@@ -102,6 +103,35 @@ pub fn lookup_name(host: &str, port: u16, alias: Option<&str>) -> String {
         host
     } else {
         format!("[{host}]:{port}")
+    }
+}
+
+/// What the files (texts of the user files, then the global ones) say about `host`'s key:
+/// [`status`] under [`lookup_name`], and, as ssh does for a host on another port than 22
+/// with no alias, the bare host name when `[host]:port` is not listed at all (only a trusted
+/// answer counts there; a changed or revoked one leaves the host unknown).
+pub fn lookup(
+    texts: &[&str],
+    host: &str,
+    port: u16,
+    alias: Option<&str>,
+    key_blob: &[u8],
+) -> Status {
+    let first = status(
+        texts.iter().copied(),
+        &lookup_name(host, port, alias),
+        key_blob,
+    );
+    if first != Status::Unknown || alias.is_some() || port == 22 {
+        return first;
+    }
+    match status(
+        texts.iter().copied(),
+        &lookup_name(host, 22, None),
+        key_blob,
+    ) {
+        Status::Trusted => Status::Trusted,
+        _ => Status::Unknown,
     }
 }
 
@@ -269,6 +299,16 @@ mod tests {
         assert_eq!(name, "[127.0.0.1]:2222");
         assert_eq!(st(&t("[127.0.0.1]:2222"), &name, &blob), Status::Trusted);
         assert_eq!(st(&t("127.0.0.1"), &name, &blob), Status::Unknown);
+        // ssh's fallback to the bare host, for another port and no alias, when [host]:port
+        // is not listed at all; never past a listed [host]:port, never with an alias.
+        let look = |text: &str, alias| lookup(&[text], "127.0.0.1", 2222, alias, &blob);
+        assert_eq!(look(&t("127.0.0.1"), None), Status::Trusted);
+        assert_eq!(look(&t("127.0.0.1"), Some("nas")), Status::Unknown);
+        let (other, _) = key();
+        let listed = format!("127.0.0.1 {k}\n[127.0.0.1]:2222 {other}\n");
+        assert_eq!(look(&listed, None), Status::Changed);
+        let bare_changed = format!("127.0.0.1 {other}\n");
+        assert_eq!(look(&bare_changed, None), Status::Unknown);
         assert_eq!(st(&t("[127.0.0.*]:*"), &name, &blob), Status::Trusted);
         assert_eq!(lookup_name("Host", 22, None), "host");
         assert_eq!(lookup_name("h", 2222, Some("Alias")), "Alias");
