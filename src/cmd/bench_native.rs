@@ -89,7 +89,8 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
                 user: resolved.user.clone(),
                 key,
                 known_hosts: host_keys.user_files[0].clone(),
-                prefs: Preferences::from_catalog(true),
+                // Only ok-graded algorithms to log in; each transfer offers just its own.
+                prefs: crate::bench::native::preflight_offer(),
                 opts: Options::default(),
                 window: window(args),
                 packet_size: packet_size(args),
