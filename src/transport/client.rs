@@ -26,12 +26,6 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
 }
 
-/// Checks the server key against known_hosts like `ssh -o StrictHostKeyChecking=yes` with one
-/// user file and no global one.
-pub fn known_hosts_check(path: PathBuf, host: String, port: u16) -> HostKeyCheck {
-    host_key_check(Policy::strict_file(path), host, port)
-}
-
 /// Checks the server key as ssh would under `policy` (see `known_hosts.rs`); with accept-new
 /// (or no) an unknown key is appended to the first user file.
 pub fn host_key_check(policy: Policy, host: String, port: u16) -> HostKeyCheck {
