@@ -161,7 +161,8 @@ pub struct BenchArgs {
     /// Native engine: channel receive window we grant (e.g. 8M; 64K–1G). OpenSSH uses 2 MiB.
     #[arg(long, value_parser = parse_window)]
     pub window: Option<u32>,
-    /// known_hosts file the native engine checks the server's key against (default ~/.ssh/known_hosts).
+    /// known_hosts file the native engine checks the server's key against, instead of
+    /// `UserKnownHostsFile` from `ssh -G` (global files and StrictHostKeyChecking still apply).
     #[arg(long)]
     pub known_hosts: Option<PathBuf>,
     /// Raw-TCP ceiling of the path in MiB/s, measured elsewhere (e.g. iperf3), for the network verdict.

@@ -28,6 +28,14 @@ pub struct Resolved {
     pub macs: Vec<String>,
     /// `UserKnownHostsFile`, `~` expanded: the native client checks host keys where ssh would.
     pub known_hosts: Vec<PathBuf>,
+    /// `GlobalKnownHostsFile`, read after the user files.
+    pub global_known_hosts: Vec<PathBuf>,
+    /// `StrictHostKeyChecking` as printed (`true`, `false`, `ask`, `accept-new`).
+    pub strict_host_key_checking: Option<String>,
+    /// `HashKnownHosts`: names ssh records are hashed.
+    pub hash_known_hosts: bool,
+    /// `HostKeyAlias`: the name looked up in known_hosts instead of host and port.
+    pub host_key_alias: Option<String>,
     /// `IdentityFile` entries (`-i` first), `~` expanded; ssh lists its defaults here too.
     pub identity_files: Vec<PathBuf>,
 }
@@ -62,6 +70,12 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
             "userknownhostsfile" => {
                 r.known_hosts = v.split_whitespace().map(expand_tilde).collect()
             }
+            "globalknownhostsfile" => {
+                r.global_known_hosts = v.split_whitespace().map(expand_tilde).collect()
+            }
+            "stricthostkeychecking" => r.strict_host_key_checking = Some(v.to_string()),
+            "hashknownhosts" => r.hash_known_hosts = v == "yes",
+            "hostkeyalias" => r.host_key_alias = Some(v.to_string()),
             "identityfile" => r.identity_files.push(expand_tilde(v)),
             _ => {}
         }
@@ -116,7 +130,9 @@ mod tests {
         assert!(parse_ssh_g("user x\n").is_err());
         let r = parse_ssh_g(
             "hostname h\nport 22\nidentityfile /k/one\nidentityfile /k/two\n\
-             userknownhostsfile /a/known /b/known2\n",
+             userknownhostsfile /a/known /b/known2\n\
+             globalknownhostsfile /etc/ssh/ssh_known_hosts /etc/ssh/ssh_known_hosts2\n\
+             stricthostkeychecking accept-new\nhashknownhosts yes\nhostkeyalias nas\n",
         )
         .unwrap();
         assert_eq!(r.identity_files, [PathBuf::from("/k/one"), "/k/two".into()]);
@@ -124,5 +140,9 @@ mod tests {
             r.known_hosts,
             [PathBuf::from("/a/known"), "/b/known2".into()]
         );
+        assert_eq!(r.global_known_hosts.len(), 2);
+        assert_eq!(r.strict_host_key_checking.as_deref(), Some("accept-new"));
+        assert!(r.hash_known_hosts);
+        assert_eq!(r.host_key_alias.as_deref(), Some("nas"));
     }
 }

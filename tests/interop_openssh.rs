@@ -324,3 +324,287 @@ fn rsa_user_key_from_file_and_keys_from_ssh_agent() {
     let _ = agent.kill();
     let _ = agent.wait();
 }
+
+/// One known_hosts situation, judged by the real `ssh`, `ssh-keygen -F` and the native client.
+struct HostCase {
+    what: &'static str,
+    user: String,
+    global: String,
+    strict: &'static str,
+    accept: bool,
+}
+
+/// What `ssh` decides for a case, in BatchMode with the files given (copies: ssh may append).
+fn ssh_accepts(sshd: &EmbeddedSshd, dir: &std::path::Path, c: &HostCase) -> bool {
+    let (user, global) = (dir.join("ssh_user"), dir.join("ssh_global"));
+    std::fs::write(&user, &c.user).unwrap();
+    std::fs::write(&global, &c.global).unwrap();
+    let o = |s: String| ["-o".to_string(), s];
+    let out = std::process::Command::new("ssh")
+        .args(["-F", "/dev/null", "-p", &sshd.port.to_string()])
+        .arg("-i")
+        .arg(sshd.dir().join("client_ed25519"))
+        .args(o("BatchMode=yes".into()))
+        .args(o("IdentitiesOnly=yes".into()))
+        .args(o("IdentityAgent=none".into()))
+        .args(o("UpdateHostKeys=no".into()))
+        .args(o(format!("UserKnownHostsFile={}", user.display())))
+        .args(o(format!("GlobalKnownHostsFile={}", global.display())))
+        .args(o(format!("StrictHostKeyChecking={}", c.strict)))
+        .args(o("HashKnownHosts=no".into()))
+        .args(["127.0.0.1", "true"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    out.status.success()
+}
+
+/// What the native client decides for the same files and setting.
+fn native_accepts(
+    sshd: &EmbeddedSshd,
+    dir: &std::path::Path,
+    c: &HostCase,
+) -> (bool, std::path::PathBuf) {
+    use sshtune::transport::known_hosts::{Policy, Strict};
+    let (user, global) = (dir.join("native_user"), dir.join("native_global"));
+    std::fs::write(&user, &c.user).unwrap();
+    std::fs::write(&global, &c.global).unwrap();
+    let policy = Policy {
+        user_files: vec![user.clone()],
+        global_files: vec![global],
+        strict: Strict::parse(c.strict).unwrap(),
+        hash: false,
+        alias: None,
+    };
+    let cfg = client_for(sshd, "aes128-ctr", Some("hmac-sha2-256"));
+    let r = sshtune::transport::client::connect_with("127.0.0.1", sshd.port, &cfg, &policy);
+    (r.is_ok(), user)
+}
+
+/// `ssh-keygen -F NAME -f FILE`: does ssh's own lookup find the name?
+fn keygen_finds(file: &std::path::Path, name: &str) -> bool {
+    std::process::Command::new("ssh-keygen")
+        .args(["-F", name, "-f"])
+        .arg(file)
+        .output()
+        .unwrap()
+        .status
+        .success()
+}
+
+/// Regression (issue: the native bench connected where ssh refused): a `@revoked` line after
+/// the trusted one, `@revoked *`, and a `@cert-authority` line read as a plain key. Every case
+/// is decided by the real ssh, and host lookups also by `ssh-keygen -F`.
+#[test]
+fn known_hosts_decisions_match_openssh() {
+    let sshd = EmbeddedSshd::start("").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let trusted = std::fs::read_to_string(sshd.dir().join("known_hosts")).unwrap();
+    let key = trusted.split_once(' ').unwrap().1.trim().to_string();
+    let name = format!("[127.0.0.1]:{}", sshd.port);
+    let wrong = Ed25519Key::generate().unwrap().public_openssh();
+    // A hashed line made by ssh-keygen -H itself.
+    let hashed_file = dir.path().join("hashed");
+    std::fs::write(&hashed_file, &trusted).unwrap();
+    assert!(std::process::Command::new("ssh-keygen")
+        .args(["-q", "-H", "-f"])
+        .arg(&hashed_file)
+        .status()
+        .unwrap()
+        .success());
+    let hashed = std::fs::read_to_string(&hashed_file).unwrap();
+    assert!(hashed.starts_with("|1|"), "{hashed}");
+    let case = |what, user: String, global: String, strict, accept| HostCase {
+        what,
+        user,
+        global,
+        strict,
+        accept,
+    };
+    let none = String::new;
+    let cases = [
+        case("plain [host]:port", trusted.clone(), none(), "yes", true),
+        case(
+            "revoked after the trusted line",
+            format!("{trusted}@revoked {name} {key}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case(
+            "@revoked *",
+            format!("{trusted}@revoked * {key}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case(
+            "revoked in the global file",
+            trusted.clone(),
+            format!("@revoked * {key}\n"),
+            "yes",
+            false,
+        ),
+        case(
+            "@cert-authority only",
+            format!("@cert-authority {name} {key}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case(
+            "wildcard",
+            format!("[127.0.0.?]:* {key}\n"),
+            none(),
+            "yes",
+            true,
+        ),
+        case(
+            "negated",
+            format!("[127.0.0.*]:*,!{name} {key}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case("hashed", hashed.clone(), none(), "yes", true),
+        // ssh falls back to the bare host when [host]:port is not listed at all.
+        case(
+            "port 22 entry only",
+            format!("127.0.0.1 {key}\n"),
+            none(),
+            "yes",
+            true,
+        ),
+        case(
+            "port 22 entry with another key",
+            format!("127.0.0.1 {wrong}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case(
+            "wrong key",
+            format!("{name} {wrong}\n"),
+            none(),
+            "yes",
+            false,
+        ),
+        case("global file only", none(), trusted.clone(), "yes", true),
+        case("unknown, yes", none(), none(), "yes", false),
+        case("unknown, ask", none(), none(), "ask", false),
+        case("unknown, accept-new", none(), none(), "accept-new", true),
+        case("unknown, no", none(), none(), "no", true),
+        case(
+            "wrong key, accept-new",
+            format!("{name} {wrong}\n"),
+            none(),
+            "accept-new",
+            false,
+        ),
+    ];
+    for c in &cases {
+        let ssh = ssh_accepts(&sshd, dir.path(), c);
+        let (native, user) = native_accepts(&sshd, dir.path(), c);
+        assert_eq!(ssh, c.accept, "ssh on {}", c.what);
+        assert_eq!(native, c.accept, "native client on {}", c.what);
+        if !c.user.contains('@') && !c.user.is_empty() {
+            let ours = sshtune::transport::known_hosts::status(
+                [c.user.as_str()],
+                &name,
+                key_blob(&key).as_slice(),
+            );
+            let found = ours != sshtune::transport::known_hosts::Status::Unknown;
+            assert_eq!(
+                keygen_finds(&dir.path().join("ssh_user"), &name),
+                found,
+                "ssh-keygen -F on {}",
+                c.what
+            );
+        }
+        // accept-new and no record the key as ssh does (the CLI test below checks that ssh
+        // then trusts what we wrote).
+        if c.user.is_empty() && c.global.is_empty() && c.accept {
+            let written = std::fs::read_to_string(&user).unwrap();
+            assert_eq!(written, format!("{name} {key}\n"), "{}", c.what);
+        }
+    }
+}
+
+fn key_blob(openssh: &str) -> Vec<u8> {
+    use base64ct::Encoding as _;
+    base64ct::Base64::decode_vec(openssh.split_whitespace().nth(1).unwrap()).unwrap()
+}
+
+/// Through the CLI: `ssh -G` decides the files and the policy. accept-new with HashKnownHosts
+/// records a hashed line that `ssh-keygen -F` finds and a strict `ssh` then trusts; a
+/// revocation in the global file stops the bench before any transfer.
+#[test]
+fn native_bench_follows_ssh_config_for_host_keys() {
+    let sshd = EmbeddedSshd::start("").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (user, global) = (dir.path().join("user"), dir.path().join("global"));
+    std::fs::write(&global, "").unwrap();
+    let name = format!("[127.0.0.1]:{}", sshd.port);
+    let bench = |strict: &str| {
+        let mut cmd = support::sshtune();
+        cmd.args([
+            "bench",
+            "127.0.0.1",
+            "--engine",
+            "native",
+            "-F",
+            "/dev/null",
+        ])
+        .args(["-p", &sshd.port.to_string()])
+        .arg("-i")
+        .arg(sshd.dir().join("client_ed25519"))
+        .args(["-o", &format!("UserKnownHostsFile={}", user.display())])
+        .args(["-o", &format!("GlobalKnownHostsFile={}", global.display())])
+        .args(["-o", &format!("StrictHostKeyChecking={strict}")])
+        .args(["-o", "HashKnownHosts=yes"])
+        .args([
+            "--ciphers",
+            "aes128-ctr",
+            "--macs",
+            "hmac-sha2-256",
+            "--size",
+            "1M",
+        ])
+        .args(["--repeat", "1", "--warmup", "0", "--direction", "upload"])
+        .args(["--format", "json", "--quiet"]);
+        support::output(&mut cmd)
+    };
+    let o = bench("yes");
+    assert!(!o.status.success());
+    assert!(
+        support::stderr(&o).contains("is not in"),
+        "{}",
+        support::stderr(&o)
+    );
+    let o = bench("accept-new");
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let written = std::fs::read_to_string(&user).unwrap();
+    assert!(
+        written.starts_with("|1|") && written.lines().count() == 1,
+        "{written}"
+    );
+    assert!(keygen_finds(&user, &name), "{written}");
+    let c = HostCase {
+        what: "recorded by the native client",
+        user: written.clone(),
+        global: String::new(),
+        strict: "yes",
+        accept: true,
+    };
+    assert!(ssh_accepts(&sshd, dir.path(), &c), "ssh trusts our line");
+    let key = std::fs::read_to_string(sshd.dir().join("known_hosts")).unwrap();
+    let key = key.split_once(' ').unwrap().1.trim();
+    std::fs::write(&global, format!("@revoked * {key}\n")).unwrap();
+    let o = bench("yes");
+    assert!(!o.status.success());
+    let e = support::stderr(&o);
+    assert!(
+        e.contains("@revoked") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+}

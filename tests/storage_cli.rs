@@ -154,3 +154,32 @@ fn mounted_device_is_refused_even_with_force() {
     assert!(!o.status.success());
     assert!(stderr(&o).contains("mounted"), "{}", stderr(&o));
 }
+
+/// Regression: busybox's blkid (no `-p`) counted as "no signature", so `--destroy-data` went
+/// ahead on a disk with ext4 on it.
+#[test]
+fn device_needs_util_linux_blkid() {
+    assert!(support::is_root(), "loop devices need root");
+    let lo = LoopWithFs::new();
+    let bin = tempfile::tempdir().unwrap();
+    let busybox = sshtune::process::find_program("busybox").expect("busybox (scripts/setup)");
+    std::os::unix::fs::symlink(&busybox, bin.path().join("blkid")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for extra in [&[][..], &["--force"][..]] {
+        let o = output(
+            sshtune()
+                .env("PATH", &path)
+                .args(["storage", "--quick", "--no-speed", "--no-matrix"])
+                .args(["--device", &lo.dev, "--destroy-data"])
+                .args(extra),
+        );
+        let e = stderr(&o);
+        assert!(!o.status.success(), "{extra:?}: {e}");
+        assert!(e.contains("util-linux"), "{extra:?}: {e}");
+        assert_eq!(e.trim().lines().count(), 1, "{e}");
+    }
+}

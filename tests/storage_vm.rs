@@ -1,5 +1,6 @@
 //! The real dm-crypt path, inside a VM (scripts/vm-run): a quick matrix end to end, LUKS2 and
-//! ext4, and cleanup after SIGTERM, SIGINT and SIGKILL (the last one by the next run).
+//! ext4, cleanup after SIGTERM, SIGINT and SIGKILL (the last one by the next run), and the
+//! `--device` refusals for loop devices that hold data blkid reports in different ways.
 
 mod support;
 
@@ -58,7 +59,25 @@ fn vm_quick_matrix_end_to_end_then_luks2_and_ext4() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
+    // The device refusals first: seconds, where the matrix takes minutes under emulation.
     let body = r#"
+S=/tmp/safety; mkdir -p $S
+truncate -s 32M $S/fs; mkfs.ext4 -q -F $S/fs
+truncate -s 4M $S/bfs; mkfs.bfs $S/bfs > /dev/null 2>&1
+truncate -s 32M $S/amb; mkfs.ext4 -q -F $S/amb
+dd if=$S/bfs of=$S/amb bs=512 count=1 conv=notrunc 2> /dev/null
+truncate -s 32M $S/pt
+printf '\000\040\041\000\203\212\010\004\000\010\000\000\000\370\000\000' | dd of=$S/pt bs=1 seek=446 conv=notrunc 2> /dev/null
+printf '\125\252' | dd of=$S/pt bs=1 seek=510 conv=notrunc 2> /dev/null
+for k in fs amb pt; do
+  L=$(losetup --find --show $S/$k)
+  blkid -p $L > /dev/null 2>&1; echo $? > $OUT/safety-$k.before
+  $BIN storage --quick --no-speed --no-matrix --device $L --destroy-data > /dev/null 2> $OUT/safety-$k.err
+  echo $? > $OUT/safety-$k.rc
+  blkid -p $L > /dev/null 2>&1; echo $? > $OUT/safety-$k.after
+  [ $k = amb ] && { $BIN storage --quick --no-speed --no-matrix --device $L --destroy-data --force > /dev/null 2> $OUT/safety-force.err; echo $? > $OUT/safety-force.rc; }
+  losetup -d $L
+done
 $BIN storage --quick --size 64M --fio-runtime 2 --format json --output $OUT/quick.json 2> $OUT/quick.err
 echo $? > $OUT/quick.rc
 leftovers quick
@@ -67,6 +86,43 @@ echo $? > $OUT/luks.rc
 leftovers luks
 "#;
     let r = vm_long().rwdir(out.path()).run(&script(out.path(), body));
+    let d = out.path();
+    // Regression: blkid's exit 8 (ambivalent) counted as "no signature". Each kind of data is
+    // refused without --force and left as it was; blkid's exit code before: 0 signature, 8
+    // ambivalent.
+    for (kind, blkid, why) in [
+        ("fs", "0", "ext4 signature"),
+        ("amb", "8", "ambivalent"),
+        ("pt", "0", "dos partition table"),
+    ] {
+        let err = read(d, &format!("safety-{kind}.err"));
+        assert_eq!(
+            read(d, &format!("safety-{kind}.before")).trim(),
+            blkid,
+            "{kind}"
+        );
+        assert_ne!(
+            read(d, &format!("safety-{kind}.rc")).trim(),
+            "0",
+            "{kind}: {err}"
+        );
+        assert!(
+            err.contains(why) && err.contains("--force"),
+            "{kind}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{kind}: {err}");
+        assert_eq!(
+            read(d, &format!("safety-{kind}.after")).trim(),
+            blkid,
+            "{kind}"
+        );
+    }
+    assert_eq!(
+        read(d, "safety-force.rc").trim(),
+        "0",
+        "{}",
+        read(d, "safety-force.err")
+    );
     assert_eq!(
         r.code,
         Some(0),
@@ -74,7 +130,6 @@ leftovers luks
         r.console(),
         dump(out.path())
     );
-    let d = out.path();
     assert_eq!(read(d, "quick.rc").trim(), "0", "{}", read(d, "quick.err"));
     assert!(
         read(d, "quick.err").contains("ETA"),

@@ -6,7 +6,9 @@ use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
 use super::remote::{self, Ready};
 use crate::process;
-use crate::transport::client::{connect, ClientConfig, Exec};
+use crate::transport::client::{connect_with, ClientConfig, Exec};
+use crate::transport::kex::Preferences;
+use crate::transport::known_hosts::Policy;
 use crate::transport::Error;
 use anyhow::anyhow;
 use std::time::Instant;
@@ -25,7 +27,10 @@ pub struct Native {
     pub port: u16,
     pub cfg: ClientConfig,
     pub peer: Peer,
-    /// MACs tried, in order, for non-AEAD ciphers when the job names none.
+    /// How the server's key is checked: `cfg.known_hosts` strictly, unless the caller sets the
+    /// user's ssh configuration (`ssh -G`).
+    pub host_keys: Policy,
+    /// MACs offered when the job names none: the ok-graded ones.
     pub default_macs: Vec<String>,
     payload: Vec<u8>,
 }
@@ -35,10 +40,11 @@ impl Native {
         use rand::{RngCore, SeedableRng};
         let mut payload = vec![0u8; 1 << 20];
         rand::rngs::SmallRng::from_entropy().fill_bytes(&mut payload);
-        let default_macs = cfg.prefs.macs.clone();
+        let default_macs = preflight_offer().macs;
         Self {
             host,
             port,
+            host_keys: Policy::strict_file(cfg.known_hosts.clone()),
             cfg,
             peer,
             default_macs,
@@ -59,7 +65,7 @@ impl Native {
     /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
     pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
         use std::io::{Read, Write};
-        let t = connect(&self.host, self.port, &self.cfg)?;
+        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys)?;
         let mut e = Exec::start(
             t,
             &format!("tcp-ceiling {bytes}"),
@@ -96,7 +102,7 @@ impl Native {
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server.
     pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
-        let t = connect(&self.host, self.port, &self.cfg).map_err(|e| {
+        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
                 self.host,
@@ -119,6 +125,38 @@ impl Native {
         }
         e.finish()?;
         Ok(info)
+    }
+}
+
+/// What the client offers to log in for facts (preflight, raw-TCP ceiling) on a server that is
+/// not ours: the ok-graded ciphers and MACs this build runs. Never a legacy cipher or `none`:
+/// a peer (or anyone on the path) must not be able to steer the session onto them.
+pub fn preflight_offer() -> Preferences {
+    let ok = |g: Option<ciphers::Grade>| g == Some(ciphers::Grade::Ok);
+    let modern = Preferences::modern();
+    Preferences {
+        ciphers: modern
+            .ciphers
+            .into_iter()
+            .filter(|c| ok(ciphers::cipher(c).map(|s| s.grade)))
+            .collect(),
+        macs: modern
+            .macs
+            .into_iter()
+            .filter(|m| ok(ciphers::mac(m).map(|s| s.grade)))
+            .collect(),
+    }
+}
+
+/// What one timed transfer offers: the job's cipher and MAC, nothing else. With no MAC named
+/// (AEAD ciphers carry their own integrity) the MAC list is `default_macs`.
+pub fn transfer_offer(job: &Job, default_macs: &[String]) -> Preferences {
+    Preferences {
+        ciphers: vec![job.cipher.to_string()],
+        macs: match job.mac {
+            Some(m) => vec![m.to_string()],
+            None => default_macs.to_vec(),
+        },
     }
 }
 
@@ -152,12 +190,8 @@ impl Executor for Native {
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         process::check_interrupted()?;
         let mut cfg = self.cfg.clone();
-        cfg.prefs.ciphers = vec![job.cipher.to_string()];
-        cfg.prefs.macs = match job.mac {
-            Some(m) => vec![m.to_string()],
-            None => self.default_macs.clone(),
-        };
-        let t = connect(&self.host, self.port, &cfg).map_err(classify)?;
+        cfg.prefs = transfer_offer(job, &self.default_macs);
+        let t = connect_with(&self.host, self.port, &cfg, &self.host_keys).map_err(classify)?;
         let mut e =
             Exec::start(t, &self.command(job), cfg.window, cfg.packet_size).map_err(classify)?;
         let ready = loop {

@@ -8,11 +8,12 @@ use crate::bench::run::{self, Plan};
 use crate::cli::{BenchArgs, Engine};
 use crate::probe::probe;
 use crate::serve::embedded::EmbeddedNative;
-use crate::target::SshTarget;
+use crate::target::{Resolved, SshTarget};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
 use crate::transport::client::ClientConfig;
 use crate::transport::conn::Options;
 use crate::transport::kex::Preferences;
+use crate::transport::known_hosts::{Policy, Strict};
 use crate::transport::userkey::{self, Agent, UserKey};
 use crate::{cgroup, sysinfo};
 use anyhow::{Context, Result};
@@ -77,18 +78,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             };
             let resolved = target.resolve()?;
             let key = user_key(args, &resolved.identity_files)?;
-            // Where ssh would look (`UserKnownHostsFile`, from the user's config or `-o`): the
-            // first file that exists, else the first named.
-            let known_hosts = match &args.known_hosts {
-                Some(p) => p.clone(),
-                None => match resolved.known_hosts.iter().find(|p| p.exists()) {
-                    Some(p) => p.clone(),
-                    None => match resolved.known_hosts.first() {
-                        Some(p) => p.clone(),
-                        None => home()?.join(".ssh/known_hosts"),
-                    },
-                },
-            };
+            let host_keys = host_key_policy(args, &resolved)?;
             let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
             let peer = if offer.software.starts_with("sshtune") {
                 Peer::Sshtune
@@ -98,14 +88,16 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             let cfg = ClientConfig {
                 user: resolved.user.clone(),
                 key,
-                known_hosts,
-                prefs: Preferences::from_catalog(true),
+                known_hosts: host_keys.user_files[0].clone(),
+                // Only ok-graded algorithms to log in; each transfer offers just its own.
+                prefs: crate::bench::native::preflight_offer(),
                 opts: Options::default(),
                 window: window(args),
                 packet_size: packet_size(args),
                 connect_timeout: Duration::from_secs(10),
             };
-            let exec = Native::new(resolved.hostname.clone(), resolved.port, cfg, peer);
+            let mut exec = Native::new(resolved.hostname.clone(), resolved.port, cfg, peer);
+            exec.host_keys = host_keys;
             (exec, None, h.clone(), offer.ciphers())
         }
     };
@@ -157,6 +149,29 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
         ceiling,
         warnings,
         _embedded: embedded,
+    })
+}
+
+/// Host keys are checked where and as ssh would (`ssh -G`): `UserKnownHostsFile` (or
+/// `--known-hosts`), `GlobalKnownHostsFile`, `StrictHostKeyChecking`, `HashKnownHosts`,
+/// `HostKeyAlias`.
+fn host_key_policy(args: &BenchArgs, resolved: &Resolved) -> Result<Policy> {
+    let user_files = match &args.known_hosts {
+        Some(p) => vec![p.clone()],
+        None if !resolved.known_hosts.is_empty() => resolved.known_hosts.clone(),
+        None => vec![home()?.join(".ssh/known_hosts")],
+    };
+    let strict = match resolved.strict_host_key_checking.as_deref() {
+        None => Strict::Yes,
+        Some(v) => Strict::parse(v)
+            .with_context(|| format!("StrictHostKeyChecking {v:?} (from ssh -G) is not known"))?,
+    };
+    Ok(Policy {
+        user_files,
+        global_files: resolved.global_known_hosts.clone(),
+        strict,
+        hash: resolved.hash_known_hosts,
+        alias: resolved.host_key_alias.clone(),
     })
 }
 

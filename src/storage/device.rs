@@ -12,6 +12,7 @@ pub struct Findings {
     pub mounted: Vec<String>,
     pub holders: Vec<String>,
     pub busy: bool,
+    /// Why blkid forbids overwriting it without `--force`: a signature, or no clear answer.
     pub signature: Option<String>,
 }
 
@@ -66,11 +67,12 @@ pub fn inspect(dev: &Path) -> Result<(PathBuf, Findings)> {
         .custom_flags(libc::O_EXCL)
         .open(&real)
         .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY));
-    f.signature = signature(&real);
+    f.signature = signature(&real)?;
     Ok((real, f))
 }
 
-/// Refuses unless the device is free; a signature is overridable with `--force`, use never is.
+/// Refuses unless the device is free; a signature (or no clear answer from blkid) is
+/// overridable with `--force`, use never is.
 pub fn check(dev: &Path, destroy_data: bool, force: bool) -> Result<PathBuf> {
     if !destroy_data {
         bail!(
@@ -99,10 +101,10 @@ pub fn check(dev: &Path, destroy_data: bool, force: bool) -> Result<PathBuf> {
             dev.display()
         );
     }
-    if let Some(sig) = &f.signature {
+    if let Some(why) = &f.signature {
         if !force {
             bail!(
-                "refusing {}: it carries {sig}; add --force to overwrite it anyway",
+                "refusing {}: {why}; add --force to overwrite it anyway",
                 dev.display()
             );
         }
@@ -121,24 +123,110 @@ fn partitions(base: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `blkid -p` exits 0 and names the TYPE/PTTYPE when it finds a signature, 2 when none.
-fn signature(dev: &Path) -> Option<String> {
-    let out = Command::new("blkid")
+/// What `blkid -p` says about a device. Only its exit status 2 means "nothing found": 0 is a
+/// signature, 8 an ambivalent result (several signatures), 4 a usage or I/O error, and anything
+/// else (a crash, a blkid that does not know `-p`) is no answer at all.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    Clean,
+    /// Why the device must not be overwritten without `--force`.
+    Refuse(String),
+}
+
+/// Judges one `blkid -p -o export` run: its exit code (`None` when killed by a signal), stdout
+/// and stderr. Pure, so every exit code is tested.
+pub fn judge_blkid(code: Option<i32>, stdout: &str, stderr: &str) -> Verdict {
+    let get = |k: &str| {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")).map(str::to_string))
+    };
+    let why = |s: &str| {
+        let s = s.trim();
+        if s.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", s.lines().next().unwrap_or(s))
+        }
+    };
+    match code {
+        Some(2) => Verdict::Clean,
+        Some(0) => Verdict::Refuse(match (get("TYPE"), get("PTTYPE")) {
+            (Some(t), _) => format!("it carries a {t} signature"),
+            (None, Some(p)) => format!("it carries a {p} partition table"),
+            _ => "it carries a signature blkid recognises".into(),
+        }),
+        Some(8) => Verdict::Refuse(format!(
+            "blkid -p found more than one signature (ambivalent result){}",
+            why(stderr)
+        )),
+        Some(c) => Verdict::Refuse(format!(
+            "blkid -p could not tell whether it holds data (exit {c}){}",
+            why(stderr)
+        )),
+        None => Verdict::Refuse("blkid -p was killed before it answered".into()),
+    }
+}
+
+/// `--device` needs util-linux's blkid: busybox's has no `-p` (low-level probing that ignores
+/// the cache), so its silence proves nothing. Returns the blkid to run, found as the
+/// capability check finds tools (PATH, then sbin).
+pub fn require_blkid() -> Result<PathBuf> {
+    let blkid = crate::process::find_program("blkid").context(
+        "--device needs blkid (util-linux) to check the device for data: not found \
+         (apt-get install util-linux)",
+    )?;
+    let out = Command::new(&blkid).arg("-V").output().with_context(|| {
+        format!(
+            "--device needs blkid (util-linux) to check the device for data; {} cannot run",
+            blkid.display()
+        )
+    })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() || !text.contains("util-linux") {
+        bail!(
+            "--device needs util-linux's blkid (with -p) to check the device for data; {} is \
+             another one (apt-get install util-linux)",
+            blkid.display()
+        );
+    }
+    Ok(blkid)
+}
+
+fn signature(dev: &Path) -> Result<Option<String>> {
+    let blkid = require_blkid()?;
+    let out = Command::new(blkid)
         .args(["-p", "-o", "export"])
         .arg(dev)
         .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
+        .context("running blkid -p")?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let get = |k: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(&format!("{k}=")).map(str::to_string))
-    };
-    match (get("TYPE"), get("PTTYPE")) {
-        (Some(t), _) => Some(format!("a {t} signature")),
-        (None, Some(p)) => Some(format!("a {p} partition table")),
-        _ => Some("a signature blkid recognises".into()),
+    let err = String::from_utf8_lossy(&out.stderr);
+    Ok(match judge_blkid(out.status.code(), &text, &err) {
+        Verdict::Clean => None,
+        Verdict::Refuse(why) => Some(why),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_exit_2_is_clean() {
+        assert_eq!(judge_blkid(Some(2), "", ""), Verdict::Clean);
+        let refuse = |c, out: &str, err: &str| match judge_blkid(c, out, err) {
+            Verdict::Refuse(why) => why,
+            Verdict::Clean => panic!("{c:?} judged clean"),
+        };
+        assert!(refuse(Some(0), "DEVNAME=x\nTYPE=ext4\n", "").contains("ext4 signature"));
+        assert!(refuse(Some(0), "PTTYPE=dos\n", "").contains("dos partition table"));
+        assert!(refuse(Some(0), "", "").contains("signature"));
+        let amb = refuse(Some(8), "", "blkid: x: ambivalent result (probably more)\n");
+        assert!(amb.contains("ambivalent"), "{amb}");
+        assert!(refuse(Some(4), "", "blkid: bad usage").contains("exit 4"));
+        assert!(refuse(Some(1), "", "").contains("exit 1"));
+        assert!(refuse(Some(127), "", "applet not found").contains("exit 127"));
+        assert!(refuse(None, "", "").contains("killed"));
     }
 }

@@ -4,8 +4,9 @@ use super::auth;
 use super::channel::{Channel, Event};
 use super::conn::{HostKeyCheck, Options, Role, Transport};
 use super::error::{Error, Result};
-use super::hostkey::{self, HostStatus};
+use super::hostkey;
 use super::kex::Preferences;
+use super::known_hosts::{self, Decision, Policy, Status};
 use super::userkey::UserKey;
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -25,30 +26,100 @@ pub struct ClientConfig {
     pub connect_timeout: Duration,
 }
 
-/// Checks the server key against known_hosts like `ssh -o StrictHostKeyChecking=yes`.
-pub fn known_hosts_check(path: PathBuf, host: String, port: u16) -> HostKeyCheck {
+/// Checks the server key as ssh would under `policy` (see `known_hosts.rs`); with accept-new
+/// (or no) an unknown key is appended to the first user file.
+pub fn host_key_check(policy: Policy, host: String, port: u16) -> HostKeyCheck {
     Box::new(move |blob: &[u8]| {
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            Error::HostKey(format!("cannot read known_hosts {}: {e}", path.display()))
-        })?;
-        match hostkey::check_known_hosts(&text, &host, port, blob) {
-            HostStatus::Trusted => Ok(()),
-            HostStatus::Changed => Err(Error::HostKey(format!(
-                "the host key of {host}:{port} ({}) differs from the one in {}: refusing to connect",
-                hostkey::fingerprint(blob),
-                path.display()
+        let name = known_hosts::lookup_name(&host, port, policy.alias.as_deref());
+        let mut texts = Vec::new();
+        for path in policy.files() {
+            match std::fs::read_to_string(path) {
+                Ok(t) => texts.push(t),
+                // ssh skips files that do not exist; an unreadable one might hold a revocation.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(Error::HostKey(format!(
+                        "cannot read known_hosts {}: {e}",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let status = known_hosts::lookup(&texts, &host, port, policy.alias.as_deref(), blob);
+        let fp = hostkey::fingerprint(blob);
+        let files = || {
+            policy
+                .files()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match (known_hosts::decide(status, policy.strict), status) {
+            (Decision::Accept, _) => Ok(()),
+            (Decision::Record, _) => {
+                record(&policy, &name, blob);
+                Ok(())
+            }
+            (Decision::Refuse, Status::Revoked) => Err(Error::HostKey(format!(
+                "the host key of {name} ({fp}) is marked @revoked in {}: refusing to connect",
+                files()
             ))),
-            HostStatus::Unknown => Err(Error::HostKey(format!(
-                "{host}:{port} is not in {} (its key is {}): connect once with ssh to check and accept it",
-                path.display(),
-                hostkey::fingerprint(blob)
+            (Decision::Refuse, Status::Changed) => Err(Error::HostKey(format!(
+                "the host key of {name} ({fp}) differs from the one in {}: refusing to connect",
+                files()
+            ))),
+            (Decision::Refuse, _) => Err(Error::HostKey(format!(
+                "{name} is not in {} (its key is {fp}) and StrictHostKeyChecking is yes: \
+                 connect once with ssh to check and accept it",
+                files()
             ))),
         }
     })
 }
 
-/// Connects, exchanges keys and authenticates.
+/// Appends the new key to the first user file, as ssh does; a failure is reported and the
+/// connection goes on, as with ssh.
+fn record(policy: &Policy, name: &str, blob: &[u8]) {
+    use std::io::Write as _;
+    let Some(path) = policy.user_files.first() else {
+        return;
+    };
+    let mut salt = [0u8; 20];
+    let salt = (policy.hash
+        && ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut salt).is_ok())
+    .then_some(&salt[..]);
+    let written = known_hosts::entry_line(name, blob, salt).map(|line| {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(line.as_bytes()))
+    });
+    match written {
+        Some(Ok(())) => eprintln!(
+            "sshtune: permanently added {name} ({}) to {}",
+            hostkey::fingerprint(blob),
+            path.display()
+        ),
+        Some(Err(e)) => eprintln!("sshtune: could not add {name} to {}: {e}", path.display()),
+        None => {}
+    }
+}
+
+/// Connects, exchanges keys and authenticates; the host key must be in `cfg.known_hosts`.
 pub fn connect(host: &str, port: u16, cfg: &ClientConfig) -> Result<Transport> {
+    let policy = Policy::strict_file(cfg.known_hosts.clone());
+    connect_with(host, port, cfg, &policy)
+}
+
+/// [`connect`] with the host key checked under `policy` (the user's ssh configuration).
+pub fn connect_with(
+    host: &str,
+    port: u16,
+    cfg: &ClientConfig,
+    policy: &Policy,
+) -> Result<Transport> {
     use std::net::ToSocketAddrs;
     let addr = (host, port)
         .to_socket_addrs()?
@@ -56,7 +127,7 @@ pub fn connect(host: &str, port: u16, cfg: &ClientConfig) -> Result<Transport> {
         .ok_or_else(|| Error::protocol(format!("cannot resolve {host}")))?;
     let stream = TcpStream::connect_timeout(&addr, cfg.connect_timeout)?;
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    let check = known_hosts_check(cfg.known_hosts.clone(), host.to_string(), port);
+    let check = host_key_check(policy.clone(), host.to_string(), port);
     let mut t = Transport::handshake(
         stream,
         Role::Client(check),

@@ -63,7 +63,7 @@ pub fn ident(data: &[u8]) {
 pub fn key_files(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let _ = super::auth::parse_authorized_keys(&text);
-    let _ = super::hostkey::check_known_hosts(&text, "example.org", 2222, data);
+    let _ = super::known_hosts::status([&*text], "[example.org]:2222", data);
 }
 
 /// Host key and signature blobs.

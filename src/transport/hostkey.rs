@@ -1,5 +1,5 @@
 //! Ed25519 keys in SSH encodings (RFC 8709): the server's host key, user keys, signature
-//! blobs, and checking a server's key against a known_hosts file.
+//! blobs. Whether a server's key is trusted is `known_hosts.rs`.
 
 use super::error::{Error, Result};
 use crate::wire::{Reader, Writer};
@@ -203,94 +203,6 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)
 }
 
-/// What a known_hosts file says about a host.
-#[derive(Debug, PartialEq, Eq)]
-pub enum HostStatus {
-    Trusted,
-    /// The host is listed, but with other keys: refuse, like ssh does.
-    Changed,
-    Unknown,
-}
-
-/// Looks `host` (with `port`) up in an OpenSSH known_hosts file, hashed entries included.
-pub fn check_known_hosts(text: &str, host: &str, port: u16, key_blob: &[u8]) -> HostStatus {
-    let name = if port == 22 {
-        host.to_string()
-    } else {
-        format!("[{host}]:{port}")
-    };
-    let mut listed = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let mut parts = line.split_whitespace();
-        let Some(mut hosts) = parts.next() else {
-            continue;
-        };
-        let revoked = hosts == "@revoked";
-        if hosts.starts_with('@') {
-            match parts.next() {
-                Some(h) => hosts = h,
-                None => continue,
-            }
-        }
-        if !host_matches(hosts, &name) {
-            continue;
-        }
-        let (Some(kind), Some(b64)) = (parts.next(), parts.next()) else {
-            continue;
-        };
-        use base64ct::Encoding as _;
-        let Ok(blob) = base64ct::Base64::decode_vec(b64) else {
-            continue;
-        };
-        if blob == key_blob {
-            if revoked {
-                return HostStatus::Changed;
-            }
-            return HostStatus::Trusted;
-        }
-        if kind == ED25519 || kind.starts_with("ssh-") || kind.starts_with("ecdsa") {
-            listed = true;
-        }
-    }
-    if listed {
-        HostStatus::Changed
-    } else {
-        HostStatus::Unknown
-    }
-}
-
-fn host_matches(patterns: &str, name: &str) -> bool {
-    if let Some(rest) = patterns.strip_prefix("|1|") {
-        use base64ct::Encoding as _;
-        let Some((salt, hash)) = rest.split_once('|') else {
-            return false;
-        };
-        let (Ok(salt), Ok(hash)) = (
-            base64ct::Base64::decode_vec(salt),
-            base64ct::Base64::decode_vec(hash),
-        ) else {
-            return false;
-        };
-        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, &salt);
-        return ring::hmac::verify(&key, name.as_bytes(), &hash).is_ok();
-    }
-    let mut matched = false;
-    for p in patterns.split(',') {
-        if let Some(neg) = p.strip_prefix('!') {
-            if neg == name {
-                return false;
-            }
-        } else if p == name {
-            matched = true;
-        }
-    }
-    matched
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,41 +214,6 @@ mod tests {
         verify(&k.public_blob(), b"data", &sig).unwrap();
         assert!(verify(&k.public_blob(), b"datb", &sig).is_err());
         assert!(verify(&k.public_blob()[..10], b"data", &sig).is_err());
-    }
-
-    #[test]
-    fn known_hosts_plain_hashed_and_changed() {
-        let k = Ed25519Key::generate().unwrap();
-        let other = Ed25519Key::generate().unwrap();
-        let text = format!("[127.0.0.1]:2222 {}\n", k.public_openssh());
-        let blob = k.public_blob();
-        assert_eq!(
-            check_known_hosts(&text, "127.0.0.1", 2222, &blob),
-            HostStatus::Trusted
-        );
-        assert_eq!(
-            check_known_hosts(&text, "127.0.0.1", 2222, &other.public_blob()),
-            HostStatus::Changed
-        );
-        assert_eq!(
-            check_known_hosts(&text, "127.0.0.1", 22, &blob),
-            HostStatus::Unknown
-        );
-        // Hashed entry: HMAC-SHA1(salt, name) as ssh-keygen -H writes it.
-        use base64ct::Encoding as _;
-        let salt = [5u8; 20];
-        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, &salt);
-        let tag = ring::hmac::sign(&key, b"example.org");
-        let hashed = format!(
-            "|1|{}|{} {}\n",
-            base64ct::Base64::encode_string(&salt),
-            base64ct::Base64::encode_string(tag.as_ref()),
-            k.public_openssh()
-        );
-        assert_eq!(
-            check_known_hosts(&hashed, "example.org", 22, &blob),
-            HostStatus::Trusted
-        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod error;
 pub mod fuzzing;
 pub mod hostkey;
 pub mod kex;
+pub mod known_hosts;
 pub mod packet;
 pub mod userkey;
 
