@@ -222,6 +222,19 @@ fn bare_server(rate_mbit: u32, size_mib: u64, methods: &[&str], path_case: bool)
             );
         }
     }
+    // Every receiver ended with its run: nothing of theirs is left on the server.
+    let left = std::process::Command::new("pgrep")
+        .args([
+            "-af",
+            "iperf3 -s -1|LISTEN:|nc -l 10\\.231|b64decode|/dev/tcp/",
+        ])
+        .output()
+        .expect("pgrep runs");
+    assert!(
+        left.stdout.is_empty(),
+        "receivers left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
     if let Some((report, explain)) = inferred {
         let what = format!("{rate_mbit} Mbit/s, no receiver");
         assert!(report.ceiling.is_none(), "{what}: {:#?}", report.ceiling);

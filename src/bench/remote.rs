@@ -18,7 +18,8 @@ macro_rules! quota_snippet {
     };
 }
 
-/// Which raw-TCP receivers the server has (see `ceiling::scripts::DETECT`, kept equal by a test).
+/// Which raw-TCP receivers the server has (`receivers=`, ids as in `ceiling::Receiver::id`);
+/// netcat's flavour from its help text, since the flavours bind differently.
 macro_rules! receivers_snippet {
     () => {
         r#"R=; for t in iperf3 socat python3 bash; do command -v $t >/dev/null 2>&1 && R="$R$t,"; done;
