@@ -138,7 +138,10 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let ceiling = match args.ceiling {
         Some(c) => Some(user_ceiling(c)),
         None if loopback && !args.no_ceiling => Some(loopback_ceiling()?),
-        None if loopback => None,
+        None if loopback => {
+            warnings.push(super::bench_ceiling::SKIPPED.into());
+            None
+        }
         None => super::bench_ceiling::remote(
             args,
             &super::bench_ceiling::Remote {

@@ -16,6 +16,10 @@ const RUN: Duration = Duration::from_secs(2);
 /// Runs per direction.
 const RUNS: u32 = 3;
 
+/// The warning for `--no-ceiling`.
+pub const SKIPPED: &str = "raw-TCP ceiling not measured (--no-ceiling): no row can be called \
+    network-bound; agreeing ciphers may still be called path-bound";
+
 /// What the server side said about itself that the ceiling needs.
 pub struct Remote<'a> {
     pub exec: &'a OpenSsh,
@@ -37,11 +41,7 @@ pub fn remote(
     warnings: &mut Vec<String>,
 ) -> Result<Option<model::Ceiling>> {
     if args.no_ceiling {
-        warnings.push(
-            "raw-TCP ceiling not measured (--no-ceiling): no row can be called network-bound; \
-             agreeing ciphers may still be called path-bound"
-                .into(),
-        );
+        warnings.push(SKIPPED.into());
         return Ok(None);
     }
     let local_iperf3 = crate::process::find_program("iperf3").is_some();
