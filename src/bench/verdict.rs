@@ -21,6 +21,10 @@ pub const PATH_CPU_CLEAR: f64 = 0.70;
 /// Rows agree when their medians lie within the widest row's own min–max range, or within this
 /// share of their mean when every row is tighter than that (a link-bound rate hardly varies).
 pub const PATH_AGREE_FLOOR: f64 = 0.05;
+/// A row whose samples spread wider than this share of its median is too imprecise to agree
+/// with anything: on a machine busy with other work every rate wobbles, and wide ranges
+/// overlap whatever limits them.
+pub const PATH_MAX_SPREAD: f64 = 0.20;
 
 /// One end of a transfer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,6 +274,12 @@ pub fn infer_path(
     if !rows
         .iter()
         .all(|r| clear(r.client_util) && clear(r.server_util))
+    {
+        return None;
+    }
+    if !rows
+        .iter()
+        .all(|r| r.median > 0.0 && (r.max - r.min) / r.median <= PATH_MAX_SPREAD)
     {
         return None;
     }
@@ -552,5 +562,8 @@ mod tests {
         // Wide samples make a 10% gap agreement.
         let rows = [prow("a", 100.0, 12.0, 0.3), prow("b", 90.0, 12.0, 0.3)];
         assert!(infer_path(&rows, None, None).is_some());
+        // Too wide (a busy machine): nothing can be concluded.
+        let rows = [prow("a", 135.0, 90.0, 0.3), prow("b", 130.0, 30.0, 0.3)];
+        assert_eq!(infer_path(&rows, None, None), None);
     }
 }

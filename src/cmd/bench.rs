@@ -208,18 +208,21 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         results.extend(super::bench_native::rows(args, &plan, native_ctx)?);
     }
     let native_window = u64::from(super::bench_native::window(args));
-    super::bench_path::infer(
-        &mut results,
-        ceiling.as_ref(),
-        path_rtt_s,
-        |engine| match engine {
-            "openssh" => Some(crate::bench::window::OPENSSH_CHANNEL_WINDOW),
-            "native" => Some(native_window),
-            _ => None,
-        },
-        client_quota,
-        server_quota,
-    );
+    // Over loopback there is no path between the ends to infer.
+    if !loopback {
+        super::bench_path::infer(
+            &mut results,
+            ceiling.as_ref(),
+            path_rtt_s,
+            |engine| match engine {
+                "openssh" => Some(crate::bench::window::OPENSSH_CHANNEL_WINDOW),
+                "native" => Some(native_window),
+                _ => None,
+            },
+            client_quota,
+            server_quota,
+        );
+    }
 
     let short = results
         .iter()
