@@ -208,6 +208,8 @@ pub fn summarise(
                 ceiling_mib_s: ceiling,
                 ceiling_cpu_bound: cpu_bound,
                 shared_cores: ctx.shared_cores,
+                // On one machine the server's whole-machine figure is this machine's.
+                machine_busy_pct: ctx.shared_cores.and(total),
             });
             (
                 Some(j.verdict),

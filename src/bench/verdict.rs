@@ -90,6 +90,8 @@ pub struct Evidence {
     pub ceiling_cpu_bound: Option<Side>,
     /// Both ends run on one machine with this many cores (same boot id, or loopback).
     pub shared_cores: Option<f64>,
+    /// That machine's whole busy CPU during the transfer, % of one core (all processes).
+    pub machine_busy_pct: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -230,14 +232,24 @@ pub fn judge(e: &Evidence) -> Judgement {
                 )
             }
         }
-        (false, false) => j(
-            Verdict::Unclear,
-            Rule::NoSaturation,
-            format!(
-                "no resource saturated: {client}; {server}; {ceiling}{note} \
-                 (latency/window, disk or a shared CPU may be the limit)"
-            ),
-        ),
+        (false, false) => {
+            let busy = match (e.shared_cores, e.machine_busy_pct) {
+                (Some(n), Some(b)) if b >= CPU_SATURATED * n * 100.0 => format!(
+                    "; the machine both ends share was {b:.0}% busy of {:.0}%: other work \
+                     takes the CPU",
+                    n * 100.0
+                ),
+                _ => String::new(),
+            };
+            j(
+                Verdict::Unclear,
+                Rule::NoSaturation,
+                format!(
+                    "no resource saturated: {client}; {server}; {ceiling}{note}{busy} \
+                     (latency/window, disk or a shared CPU may be the limit)"
+                ),
+            )
+        }
     }
 }
 
@@ -345,6 +357,7 @@ mod tests {
             ceiling_mib_s: None,
             ceiling_cpu_bound: None,
             shared_cores: None,
+            machine_busy_pct: None,
         }
     }
 
@@ -565,5 +578,19 @@ mod tests {
         // Too wide (a busy machine): nothing can be concluded.
         let rows = [prow("a", 135.0, 90.0, 0.3), prow("b", 130.0, 30.0, 0.3)];
         assert_eq!(infer_path(&rows, None, None), None);
+    }
+
+    #[test]
+    fn a_shared_machine_busy_with_other_work_is_named() {
+        let e = Evidence {
+            client_cpu_pct: Some(15.0),
+            server_cpu_pct: Some(20.0),
+            shared_cores: Some(2.0),
+            machine_busy_pct: Some(196.0),
+            ..ev()
+        };
+        let jd = judge(&e);
+        assert_eq!(jd.verdict, Verdict::Unclear);
+        assert!(jd.reason.contains("196% busy of 200%"), "{}", jd.reason);
     }
 }

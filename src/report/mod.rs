@@ -222,10 +222,11 @@ pub fn explain(report: &BenchReport) -> String {
                 report.client.machine.cores,
             ) {
                 out.push_str(&format!(
-                    "      one machine, {n} cores: client + server CPU = {:.0}% of {}% (shared at >= {:.0}%)\n",
+                    "      one machine, {n} cores: client + server CPU = {:.0}% of {}% (shared at >= {:.0}%); whole machine busy {}\n",
                     c + s,
                     n * 100,
-                    CPU_SATURATED * 100.0
+                    CPU_SATURATED * 100.0,
+                    r.server_total_cpu_pct.map_or("?".to_string(), |b| format!("{b:.0}%"))
                 ));
             }
         }
