@@ -166,8 +166,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub known_hosts: Option<PathBuf>,
     /// Raw-TCP ceiling of the path in MiB/s, measured elsewhere (e.g. iperf3), for the network verdict.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "no_ceiling")]
     pub ceiling: Option<f64>,
+    /// Do not measure the raw-TCP ceiling (no receiver is started on the server); verdicts
+    /// then rest on CPU figures and the path inference.
+    #[arg(long)]
+    pub no_ceiling: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Write the report to this file instead of stdout.

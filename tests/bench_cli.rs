@@ -455,3 +455,39 @@ fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
         assert!(help.contains(line), "{line:?} missing from {help}");
     }
 }
+
+#[test]
+fn no_ceiling_measures_none_and_says_so() {
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let o = output(bench_against(&server).args([
+        "--no-ceiling",
+        "--engine",
+        "openssh",
+        "--ciphers",
+        "aes128-ctr",
+        "--direction",
+        "upload",
+        "--size",
+        "8M",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
+        "-q",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["ceiling"].is_null(), "{}", v["ceiling"]);
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("--no-ceiling"), "{warnings}");
+    assert!(
+        v["results"][0]["verdict_rule"].is_string(),
+        "{}",
+        v["results"][0]
+    );
+    let o = output(bench_against(&server).args(["--no-ceiling", "--ceiling", "5"]));
+    assert!(
+        !o.status.success(),
+        "--ceiling and --no-ceiling together are refused"
+    );
+}

@@ -162,8 +162,12 @@ fn server_cpu_bound() {
     }
     let _one = exclusive();
     let quota = CpuQuota::new(QUOTA_PCT);
+    // A plain server: no sshtune and no raw-TCP receiver on its sessions' PATH.
+    let bare = support::bare::BarePath::new();
+    bare.only(None);
     let server = EmbeddedSshd::start_with(&Options {
         wrapper: quota.wrapper(),
+        env: vec![("PATH".into(), bare.dir().display().to_string())],
         ..Options::default()
     })
     .expect("sshd starts in the cgroup");

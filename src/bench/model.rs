@@ -31,6 +31,10 @@ pub enum Verdict {
     ServerCpu,
     Network,
     Unclear,
+    /// No ceiling, but ciphers agree while no CPU is busy: the link or the SSH window.
+    Path,
+    /// Both ends on one machine whose cores their CPU adds up to.
+    CpuShared,
 }
 
 impl Verdict {
@@ -40,13 +44,19 @@ impl Verdict {
             Verdict::ServerCpu => "server-cpu",
             Verdict::Network => "network",
             Verdict::Unclear => "unclear",
+            Verdict::Path => "path",
+            Verdict::CpuShared => "cpu-shared",
         }
     }
 }
 
+/// Tables say `cpu (shared)`; the JSON keeps the kebab-case id `cpu-shared`.
 impl fmt::Display for Verdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.as_str())
+        f.pad(match self {
+            Verdict::CpuShared => "cpu (shared)",
+            v => v.as_str(),
+        })
     }
 }
 
@@ -70,6 +80,10 @@ pub struct BenchReport {
     /// Per direction, the measured rows fastest first, with whether each lead is significant.
     #[serde(default)]
     pub ranking: Vec<Ranking>,
+    /// Round trip of the path in ms: the fastest of a few TCP connects to the ssh port (or the
+    /// ceiling's receiver); null when not measured (loopback, or the port was unreachable).
+    #[serde(default)]
+    pub path_rtt_ms: Option<f64>,
 }
 
 /// Order of the measured rows in one direction. Two neighbours are told apart only when their
@@ -121,6 +135,10 @@ pub struct ServerInfo {
     pub machine: MachineInfo,
     /// CPU available to the session process in cores, from its cgroup quota if any.
     pub cpu_quota_cores: Option<f64>,
+    /// True when server and client run on one machine (same kernel boot id, or loopback):
+    /// their CPUs are shared. Null when unknown.
+    #[serde(default)]
+    pub same_machine: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -148,6 +166,31 @@ pub struct Ceiling {
     /// Round trip of the path in ms (fastest TCP connect), when the ceiling was measured remotely.
     #[serde(default)]
     pub rtt_ms: Option<f64>,
+    /// Which receiver on the server measured it (`sshtune`, `iperf3`, `socat`, `nc-openbsd`,
+    /// `nc-traditional`, `busybox-nc`, `ncat`, `python3`, `bash-dev-tcp`), null otherwise.
+    #[serde(default)]
+    pub receiver: Option<String>,
+    /// Per direction measured: runs, spread and both ends' CPU during the ceiling runs.
+    #[serde(default)]
+    pub directions: Vec<CeilingDirection>,
+}
+
+/// One direction of a measured ceiling.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CeilingDirection {
+    pub direction: Direction,
+    pub mib_s: f64,
+    pub min_mib_s: f64,
+    pub max_mib_s: f64,
+    pub runs: u32,
+    /// The sending/receiving process here, % of one core (median of the runs).
+    pub client_cpu_pct: Option<f64>,
+    /// The receiver's (or sender's) processes on the server, % of one core.
+    pub server_cpu_pct: Option<f64>,
+    /// The whole server busy, % of all its cores.
+    pub server_busy_pct: Option<f64>,
+    /// `client` or `server` when that end's CPU bounded the ceiling run, else null.
+    pub cpu_bound: Option<String>,
 }
 
 /// How the loopback ceiling is labelled; see `Ceiling::judges_network`.
@@ -159,6 +202,11 @@ impl Ceiling {
     /// so it is reported for context but never turns a row into `network`.
     pub fn judges_network(&self) -> Option<f64> {
         (!self.method.starts_with(LOOPBACK_CEILING)).then_some(self.mib_s)
+    }
+
+    /// The measured ceiling of one direction, when that direction was measured.
+    pub fn direction(&self, d: Direction) -> Option<&CeilingDirection> {
+        self.directions.iter().find(|c| c.direction == d)
     }
 }
 
@@ -186,6 +234,10 @@ pub struct ResultRow {
     pub verdict: Option<Verdict>,
     /// The evidence behind the verdict, in words.
     pub verdict_reason: Option<String>,
+    /// Which rule of docs/verdicts.md decided (`ceiling`, `shared-cpu`, ...), null without a
+    /// verdict.
+    #[serde(default)]
+    pub verdict_rule: Option<String>,
     pub error: Option<String>,
 }
 
@@ -213,6 +265,7 @@ impl ResultRow {
             server_total_cpu_pct: None,
             verdict: None,
             verdict_reason: None,
+            verdict_rule: None,
             error: Some(error),
         }
     }

@@ -18,6 +18,19 @@ macro_rules! quota_snippet {
     };
 }
 
+/// Which raw-TCP receivers the server has (`receivers=`, ids as in `ceiling::Receiver::id`);
+/// netcat's flavour from its help text, since the flavours bind differently.
+macro_rules! receivers_snippet {
+    () => {
+        r#"R=; for t in iperf3 socat python3 bash; do command -v $t >/dev/null 2>&1 && R="$R$t,"; done;
+if command -v ncat >/dev/null 2>&1; then R="${R}ncat,";
+elif command -v nc >/dev/null 2>&1; then h=$(nc -h 2>&1 < /dev/null | head -n 20);
+ case "$h" in *OpenBSD*) R="${R}nc-openbsd,";; *BusyBox*) case "$h" in *"-s ADDR"*) R="${R}nc-traditional,";; esac;; *Ncat*) R="${R}ncat,";; *" -s "*) R="${R}nc-traditional,";; esac;
+elif command -v busybox >/dev/null 2>&1; then case "$(busybox nc --help 2>&1 < /dev/null)" in *"-s ADDR"*) R="${R}busybox-nc,";; esac; fi;
+echo "SSHTUNE-INFO receivers=$R";"#
+    };
+}
+
 /// Shared prelude: finds the session process `P`, defines `u` (its CPU ticks), `s` (the
 /// aggregate /proc/stat line; both with shell builtins only, since on a board with a small CPU
 /// quota every fork+exec inside the timed window costs measurable time) and `q` (its cgroup CPU quota). Under a quota below one core the
@@ -66,6 +79,10 @@ echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev
 echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed "s/^ *//")";
 echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)";
 echo "SSHTUNE-INFO sshtune=$(command -v sshtune 2>/dev/null)";
+echo "SSHTUNE-INFO boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)";
+"#,
+        receivers_snippet!(),
+        r#"
 P=$$; "#,
         quota_snippet!(),
         r#" echo "SSHTUNE-INFO quota=$q""#
@@ -73,8 +90,13 @@ P=$$; "#,
 }
 
 fn wrap(script: &str) -> String {
+    wrap_in("sh", script)
+}
+
+/// `shell -c '<script>'`, the script on one line (so it needs `;` between commands).
+pub(crate) fn wrap_in(shell: &str, script: &str) -> String {
     debug_assert!(!script.contains('\''));
-    format!("sh -c '{}'", script.replace('\n', " "))
+    format!("{shell} -c '{}'", script.replace('\n', " "))
 }
 
 /// `key=value` tokens of one report line.

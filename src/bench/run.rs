@@ -30,7 +30,14 @@ pub struct Plan {
 pub struct Context {
     /// CPU available to the client, cores (None = at least one core).
     pub client_quota_cores: Option<f64>,
+    /// The ceiling uploads are judged against (and downloads, unless measured apart).
     pub ceiling_mib_s: Option<f64>,
+    /// The download direction's own ceiling, when the receiver could send.
+    pub ceiling_download_mib_s: Option<f64>,
+    /// The ceiling run of (upload, download) was bound by this end's CPU.
+    pub ceiling_cpu_bound: [Option<verdict::Side>; 2],
+    /// Both ends on one machine with this many cores.
+    pub shared_cores: Option<f64>,
 }
 
 pub trait Progress {
@@ -133,6 +140,7 @@ fn measure(
                 row.error = Some(format!("after {} samples: {why}", samples.len()));
                 row.verdict = None;
                 row.verdict_reason = None;
+                row.verdict_rule = None;
                 return Ok(row);
             }
             Err(e) => return Err(e),
@@ -182,19 +190,34 @@ pub fn summarise(
     let server_quota = samples.iter().find_map(|s| s.server_quota_cores);
     let median = stats::median(&rates);
     let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
-    let (verdict, reason) = match median {
+    let (ceiling, cpu_bound) = match direction {
+        Direction::Upload => (ctx.ceiling_mib_s, ctx.ceiling_cpu_bound[0]),
+        Direction::Download => match ctx.ceiling_download_mib_s {
+            Some(d) => (Some(d), ctx.ceiling_cpu_bound[1]),
+            None => (ctx.ceiling_mib_s, ctx.ceiling_cpu_bound[0]),
+        },
+    };
+    let (verdict, reason, rule) = match median {
         Some(m) => {
-            let (v, r) = verdict::judge(&Evidence {
+            let j = verdict::judge(&Evidence {
                 mib_s: m,
                 client_cpu_pct: client,
                 client_cap_pct: cap(ctx.client_quota_cores),
                 server_cpu_pct: server,
                 server_cap_pct: cap(server_quota),
-                ceiling_mib_s: ctx.ceiling_mib_s,
+                ceiling_mib_s: ceiling,
+                ceiling_cpu_bound: cpu_bound,
+                shared_cores: ctx.shared_cores,
+                // On one machine the server's whole-machine figure is this machine's.
+                machine_busy_pct: ctx.shared_cores.and(total),
             });
-            (Some(v), Some(r))
+            (
+                Some(j.verdict),
+                Some(j.reason),
+                Some(j.rule.as_str().to_string()),
+            )
         }
-        None => (None, None),
+        None => (None, None, None),
     };
     ResultRow {
         engine: engine.to_string(),
@@ -212,6 +235,7 @@ pub fn summarise(
         server_total_cpu_pct: total,
         verdict,
         verdict_reason: reason,
+        verdict_rule: rule,
         error: None,
     }
 }

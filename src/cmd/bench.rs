@@ -15,8 +15,6 @@ use std::time::Duration;
 
 /// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
-/// Length of each raw-TCP run against a remote tcp-sink (three are taken).
-const REMOTE_CEILING_RUN: Duration = Duration::from_secs(2);
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
@@ -129,45 +127,49 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
+    let client_quota = cgroup::quota_cores("self");
+    let server_quota = get_info("quota").and_then(|q| remote::parse_quota(&q));
+    let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
+    let loopback = is_loopback(&resolved.hostname);
+    // The path's RTT and our address on it, from connects to the ssh port (not over loopback).
+    let rtt = (!loopback)
+        .then(|| ceiling::rtt::connect_rtt(&resolved.hostname, resolved.port, 3))
+        .flatten();
     let ceiling = match args.ceiling {
         Some(c) => Some(user_ceiling(c)),
-        None if is_loopback(&resolved.hostname) => Some(loopback_ceiling()?),
-        None => match args.remote_sshtune.clone().or_else(|| get_info("sshtune")) {
-            Some(path) => {
-                match ceiling::remote_tcp(
-                    |cmd| exec.command(None, None, cmd),
-                    &path,
-                    REMOTE_CEILING_RUN,
-                ) {
-                    Ok(c) => Some(model::Ceiling {
-                        mib_s: c.median_mib_s,
-                        method: format!(
-                            "raw TCP to sshtune tcp-sink on the server, median of 3 ({:.1}–{:.1})",
-                            c.min_mib_s, c.max_mib_s
-                        ),
-                        rtt_ms: c.rtt_s.map(|r| r * 1000.0),
-                    }),
-                    Err(e) => {
-                        process::check_interrupted()?;
-                        warnings.push(format!(
-                            "raw-TCP ceiling could not be measured with {path} tcp-sink on the \
-                             server ({e:#}); pass --ceiling MIB/s so a network-bound row can be \
-                             recognised"
-                        ));
-                        None
-                    }
-                }
-            }
-            None => {
-                warnings.push(
-                    "raw-TCP ceiling unknown: install sshtune on the server (or pass \
-                     --remote-sshtune PATH), or pass --ceiling MIB/s (e.g. measured with iperf3), \
-                     so a network-bound row can be recognised"
-                        .into(),
-                );
-                None
-            }
-        },
+        None if loopback && !args.no_ceiling => Some(loopback_ceiling()?),
+        None if loopback => {
+            warnings.push(super::bench_ceiling::SKIPPED.into());
+            None
+        }
+        None => super::bench_ceiling::remote(
+            args,
+            &super::bench_ceiling::Remote {
+                exec: &exec,
+                sshtune: args.remote_sshtune.clone().or_else(|| get_info("sshtune")),
+                receivers: get_info("receivers").unwrap_or_default(),
+                local_ip: rtt.map(|(_, ip)| ip),
+                client_cap_pct: cap(client_quota),
+                server_cap_pct: cap(server_quota),
+            },
+            directions.contains(&Direction::Download),
+            &mut warnings,
+        )?,
+    };
+    process::check_interrupted()?;
+    let path_rtt_s = match (rtt.map(|(r, _)| r), ceiling.as_ref().and_then(|c| c.rtt_ms)) {
+        (Some(a), Some(b)) => Some(a.min(b / 1000.0)),
+        (a, b) => a.or(b.map(|b| b / 1000.0)),
+    };
+    // One machine when the kernel's boot id matches ours (network namespaces and containers
+    // included), or over loopback.
+    let local_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string());
+    let same_machine = match (get_info("boot_id"), local_boot) {
+        _ if loopback => Some(true),
+        (Some(a), Some(b)) => Some(a == b),
+        _ => None,
     };
     if is_loopback(&resolved.hostname) {
         warnings.push(
@@ -176,7 +178,6 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
                 .into(),
         );
     }
-    let client_quota = cgroup::quota_cores("self");
     let plan = Plan {
         pairs,
         directions,
@@ -186,16 +187,41 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         initial_size: args.size.unwrap_or(INITIAL_SIZE),
         min_duration_s: args.min_duration,
     };
-    let ctx = run::Context {
+    let mut ctx = run::Context {
         client_quota_cores: client_quota,
-        ceiling_mib_s: ceiling.as_ref().and_then(model::Ceiling::judges_network),
+        shared_cores: (same_machine == Some(true))
+            .then(|| sysinfo::local().cores.map(f64::from))
+            .flatten(),
+        ..run::Context::default()
     };
+    super::bench_ceiling::apply(&mut ctx, ceiling.as_ref());
     let progress = StderrProgress::new(args.quiet);
     let mut results = run::run(&mut exec, &plan, ctx, &progress)?;
     drop(embedded);
     if args.engine() == Engine::Both {
         progress.finish();
-        results.extend(super::bench_native::rows(args, &plan, ctx)?);
+        // The in-process native server's CPU is not a separate process's: no shared rule.
+        let native_ctx = run::Context {
+            shared_cores: None,
+            ..ctx
+        };
+        results.extend(super::bench_native::rows(args, &plan, native_ctx)?);
+    }
+    let native_window = u64::from(super::bench_native::window(args));
+    // Over loopback there is no path between the ends to infer.
+    if !loopback {
+        super::bench_path::infer(
+            &mut results,
+            ceiling.as_ref(),
+            path_rtt_s,
+            |engine| match engine {
+                "openssh" => Some(crate::bench::window::OPENSSH_CHANNEL_WINDOW),
+                "native" => Some(native_window),
+                _ => None,
+            },
+            client_quota,
+            server_quota,
+        );
     }
 
     let short = results
@@ -236,7 +262,8 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
                 cores: get("cores").and_then(|c| c.parse().ok()),
                 kernel: get("kernel"),
             },
-            cpu_quota_cores: get("quota").and_then(|q| remote::parse_quota(&q)),
+            cpu_quota_cores: server_quota,
+            same_machine,
         },
         settings: super::bench_native::settings(
             args,
@@ -249,6 +276,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         ranking: report::ranking::rank(&results),
         results,
         warnings,
+        path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
     };
     Ok(report)
 }
@@ -258,7 +286,7 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
     let directions = directions(args);
     let ceiling = match args.ceiling {
         Some(c) => Some(user_ceiling(c)),
-        None if args.host.is_none() => Some(loopback_ceiling()?),
+        None if args.host.is_none() && !args.no_ceiling => Some(loopback_ceiling()?),
         None => None,
     };
     let plan = Plan {
@@ -270,10 +298,11 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
         initial_size: args.size.unwrap_or(INITIAL_SIZE),
         min_duration_s: args.min_duration,
     };
-    let ctx = run::Context {
+    let mut ctx = run::Context {
         client_quota_cores: cgroup::quota_cores("self"),
-        ceiling_mib_s: ceiling.as_ref().and_then(model::Ceiling::judges_network),
+        ..run::Context::default()
     };
+    super::bench_ceiling::apply(&mut ctx, ceiling.as_ref());
     let mut report = super::bench_native::measure(args, plan, ctx)?;
     if ceiling.is_some() {
         report.ceiling = ceiling;
@@ -315,6 +344,8 @@ fn user_ceiling(mib_s: f64) -> model::Ceiling {
         mib_s,
         method: "user-supplied".into(),
         rtt_ms: None,
+        receiver: None,
+        directions: Vec::new(),
     }
 }
 
@@ -326,6 +357,8 @@ fn loopback_ceiling() -> Result<model::Ceiling> {
         mib_s: m,
         method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
         rtt_ms: None,
+        receiver: None,
+        directions: Vec::new(),
     })
 }
 

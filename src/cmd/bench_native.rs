@@ -127,9 +127,14 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             kernel: get("kernel"),
         },
         cpu_quota_cores: get("quota").and_then(|q| crate::bench::remote::parse_quota(&q)),
+        same_machine: None,
     };
     // A remote `sshtune serve` can measure the raw-TCP ceiling itself (median of three).
-    let ceiling = if embedded.is_none() && exec.peer == Peer::Sshtune && args.ceiling.is_none() {
+    let ceiling = if embedded.is_none()
+        && exec.peer == Peer::Sshtune
+        && args.ceiling.is_none()
+        && !args.no_ceiling
+    {
         let mut v: Vec<f64> = (0..3)
             .filter_map(|_| exec.tcp_ceiling(64 << 20).ok())
             .collect();
@@ -138,6 +143,8 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             mib_s: *m,
             method: format!("raw TCP to sshtune serve, median of {}", v.len()),
             rtt_ms: None,
+            receiver: Some("sshtune serve".into()),
+            directions: Vec::new(),
         })
     } else {
         None
@@ -258,6 +265,7 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
         ranking,
         results,
         warnings: std::mem::take(&mut s.warnings),
+        path_rtt_ms: None,
     })
 }
 

@@ -158,6 +158,7 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
         window: None,
         known_hosts: None,
         ceiling: None,
+        no_ceiling: false,
         remote_sshtune: None,
         format: Format::Json,
         output: None,

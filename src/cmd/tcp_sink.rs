@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 /// Line printed once listening: `SSHTUNE-SINK addr=IP port=N`.
 pub const LISTENING: &str = "SSHTUNE-SINK";
-/// Line printed per counted connection: `SSHTUNE-SINK-DONE bytes=N seconds=S`.
+/// Line printed per counted connection: `SSHTUNE-SINK-DONE bytes=N seconds=S cpu_s=C` (its own
+/// CPU time while counting, so bench can tell a CPU-bound ceiling from the network's).
 pub const DONE: &str = "SSHTUNE-SINK-DONE";
 
 pub fn run(args: TcpSinkArgs) -> Result<()> {
@@ -54,9 +55,15 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
             }
             Err(e) => return Err(e).context("accepting a connection"),
         };
+        let cpu0 = crate::sysinfo::process_cpu_seconds(std::process::id());
         match count(stream, &args.token, deadline) {
             Ok(Some((bytes, seconds))) => {
-                writeln!(out, "{DONE} bytes={bytes} seconds={seconds:.6}")?;
+                let cpu = crate::sysinfo::process_cpu_seconds(std::process::id())
+                    .zip(cpu0)
+                    .map_or(String::new(), |(b, a)| {
+                        format!(" cpu_s={:.3}", (b - a).max(0.0))
+                    });
+                writeln!(out, "{DONE} bytes={bytes} seconds={seconds:.6}{cpu}")?;
                 out.flush()?;
                 counted += 1;
             }

@@ -90,6 +90,7 @@ pub fn ssh_only(
         known_hosts: None,
         remote_sshtune: None,
         ceiling: None,
+        no_ceiling: false,
         format: Format::Json,
         output: None,
         explain: false,

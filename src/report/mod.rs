@@ -163,13 +163,34 @@ pub fn explain(report: &BenchReport) -> String {
         ));
         match (&report.ceiling, r.median_mib_s) {
             (Some(c), Some(m)) if c.mib_s > 0.0 => {
+                // The direction's own ceiling when it was measured; else the one figure.
+                let own = c.direction(r.direction);
+                let mib_s = own.map_or(c.mib_s, |d| d.mib_s);
                 out.push_str(&format!(
-                    "      ceiling {:.1} MiB/s ({}): ratio {:.2}\n",
-                    c.mib_s,
+                    "      ceiling {mib_s:.1} MiB/s ({}{}): ratio {:.2}\n",
                     c.method,
-                    m / c.mib_s
+                    match (&c.receiver, own) {
+                        (Some(rc), Some(_)) => format!("; receiver {rc}, {} run", r.direction),
+                        (Some(rc), None) => format!("; receiver {rc}, upload run used"),
+                        (None, _) => String::new(),
+                    },
+                    m / mib_s
                 ));
-                if let Some(rtt) = c.rtt_ms.filter(|r| *r > 0.0) {
+                if let Some(d) = own.or_else(|| c.direction(Direction::Upload)) {
+                    let p = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}%"));
+                    out.push_str(&format!(
+                        "      during the ceiling: client CPU {}, server receiver CPU {}, server \
+                         machine busy {}: {}\n",
+                        p(d.client_cpu_pct),
+                        p(d.server_cpu_pct),
+                        p(d.server_busy_pct),
+                        match &d.cpu_bound {
+                            Some(side) => format!("CPU-bound ({side}), not taken as the network"),
+                            None => "no CPU bound".to_string(),
+                        }
+                    ));
+                }
+                if let Some(rtt) = c.rtt_ms.or(report.path_rtt_ms).filter(|r| *r > 0.0) {
                     let w = crate::bench::window::limit_mib_s(
                         crate::bench::window::OPENSSH_CHANNEL_WINDOW,
                         rtt / 1000.0,
@@ -180,7 +201,37 @@ pub fn explain(report: &BenchReport) -> String {
                     ));
                 }
             }
-            _ => out.push_str("      ceiling unknown: ratio unknown\n"),
+            (_, m) => {
+                out.push_str("      ceiling unknown: ratio unknown\n");
+                if let (Some(rtt), Some(m)) = (report.path_rtt_ms.filter(|r| *r > 0.0), m) {
+                    let w = crate::bench::window::limit_mib_s(
+                        crate::bench::window::OPENSSH_CHANNEL_WINDOW,
+                        rtt / 1000.0,
+                    );
+                    out.push_str(&format!(
+                        "      window: 2 MiB / {rtt:.2} ms RTT (TCP connect to the ssh port) allows {w:.1} MiB/s: ratio {:.2}\n",
+                        m / w
+                    ));
+                }
+            }
+        }
+        if report.server.same_machine == Some(true) {
+            if let (Some(c), Some(s), Some(n)) = (
+                r.client_cpu_pct,
+                r.server_cpu_pct,
+                report.client.machine.cores,
+            ) {
+                out.push_str(&format!(
+                    "      one machine, {n} cores: client + server CPU = {:.0}% of {}% (shared at >= {:.0}%); whole machine busy {}\n",
+                    c + s,
+                    n * 100,
+                    CPU_SATURATED * 100.0,
+                    r.server_total_cpu_pct.map_or("?".to_string(), |b| format!("{b:.0}%"))
+                ));
+            }
+        }
+        if let Some(rule) = &r.verdict_rule {
+            out.push_str(&format!("      rule: {rule} decided\n"));
         }
         if let Some(why) = &r.verdict_reason {
             out.push_str(&format!("      reason: {why}\n"));

@@ -38,6 +38,7 @@ pub fn is_root() -> bool {
     nix::unistd::getuid().is_root()
 }
 
+pub mod bare;
 pub mod cgroup;
 pub mod netns;
 pub mod pipeline;

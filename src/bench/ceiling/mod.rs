@@ -1,0 +1,68 @@
+//! The raw-TCP ceiling: what the path carries with no SSH in the way. Without it no run can
+//! honestly be called network-bound.
+//!
+//! Over loopback it is measured here; to a remote host with whatever receiver the server has
+//! (the preflight lists them): `sshtune tcp-sink`, `iperf3`, `socat`, netcat, python3 or bash's
+//! `/dev/tcp`, the first that works. Each run records both ends' CPU, because a ceiling that
+//! a CPU imposed is not the network's (docs/verdicts.md).
+
+mod drive;
+mod job;
+mod methods;
+pub mod rtt;
+pub mod scripts;
+
+pub use job::Run;
+pub use methods::{candidates, measure_remote, Receiver, RemoteCeiling, RemoteSetup};
+
+use super::stats;
+use anyhow::{Context, Result};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
+
+/// Measures TCP throughput over loopback (the path the embedded server uses): three runs of
+/// `per_run`, median in MiB/s, with min and max.
+pub fn loopback_tcp(per_run: Duration) -> Result<(f64, f64, f64)> {
+    let mut samples = Vec::new();
+    for _ in 0..3 {
+        samples.push(one_run(per_run)?);
+    }
+    Ok((
+        stats::median(&samples).unwrap_or(0.0),
+        stats::min(&samples).unwrap_or(0.0),
+        stats::max(&samples).unwrap_or(0.0),
+    ))
+}
+
+fn one_run(per_run: Duration) -> Result<f64> {
+    let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+    let addr = listener.local_addr()?;
+    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
+        let (mut s, _) = listener.accept()?;
+        let mut buf = vec![0u8; 256 * 1024];
+        let mut total = 0u64;
+        loop {
+            match s.read(&mut buf)? {
+                0 => return Ok(total),
+                n => total += n as u64,
+            }
+        }
+    });
+    let mut s = TcpStream::connect(addr).context("connecting over loopback")?;
+    let chunk = vec![0x5au8; 256 * 1024];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while start.elapsed() < per_run {
+        s.write_all(&chunk)?;
+        sent += chunk.len() as u64;
+    }
+    s.shutdown(std::net::Shutdown::Write)?;
+    let received = reader.join().expect("reader thread")?;
+    let secs = start.elapsed().as_secs_f64();
+    anyhow::ensure!(
+        received == sent,
+        "loopback lost bytes: {received} of {sent}"
+    );
+    Ok(received as f64 / (1024.0 * 1024.0) / secs)
+}

@@ -1,0 +1,175 @@
+//! The ceiling step of `sshtune bench` (openssh engine): user-supplied, loopback, or measured
+//! with the first receiver the server has; turned into the report's `ceiling` and the verdict
+//! context, with a warning for whatever could not be measured.
+
+use crate::bench::ceiling::{self, RemoteCeiling, RemoteSetup, Run};
+use crate::bench::model::{self, CeilingDirection, Direction};
+use crate::bench::openssh::OpenSsh;
+use crate::bench::{run, stats, verdict};
+use crate::cli::BenchArgs;
+use anyhow::Result;
+use std::net::IpAddr;
+use std::time::Duration;
+
+/// Length of each raw-TCP run against a remote receiver.
+const RUN: Duration = Duration::from_secs(2);
+/// Runs per direction.
+const RUNS: u32 = 3;
+
+/// The warning for `--no-ceiling`.
+pub const SKIPPED: &str = "raw-TCP ceiling not measured (--no-ceiling): no row can be called \
+    network-bound; agreeing ciphers may still be called path-bound";
+
+/// What the server side said about itself that the ceiling needs.
+pub struct Remote<'a> {
+    pub exec: &'a OpenSsh,
+    /// `sshtune` path (given or found in the remote PATH).
+    pub sshtune: Option<String>,
+    /// The preflight's `receivers=` list.
+    pub receivers: String,
+    /// Our address on the path, from the RTT connect.
+    pub local_ip: Option<IpAddr>,
+    pub client_cap_pct: f64,
+    pub server_cap_pct: f64,
+}
+
+/// A remote ceiling, or None with a warning saying why.
+pub fn remote(
+    args: &BenchArgs,
+    r: &Remote,
+    download: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Option<model::Ceiling>> {
+    if args.no_ceiling {
+        warnings.push(SKIPPED.into());
+        return Ok(None);
+    }
+    let local_iperf3 = crate::process::find_program("iperf3").is_some();
+    let (cands, skipped) =
+        ceiling::candidates(r.sshtune.clone(), &r.receivers, local_iperf3, r.local_ip);
+    let ssh = |cmd: &str| r.exec.command(None, None, cmd);
+    let setup = RemoteSetup {
+        ssh: &ssh,
+        per_run: RUN,
+        runs: RUNS,
+        local_ip: r.local_ip,
+        download,
+    };
+    let (found, notes) = ceiling::measure_remote(&cands, &setup)?;
+    let mut why: Vec<String> = skipped;
+    why.extend(notes);
+    let Some(found) = found else {
+        let tried = if cands.is_empty() {
+            "the server has none of sshtune, iperf3, socat, nc, python3, bash".to_string()
+        } else {
+            format!("no receiver on the server worked ({})", why.join("; "))
+        };
+        warnings.push(format!(
+            "raw-TCP ceiling unknown: {tried}; install one there, or pass --ceiling MIB/s, so \
+             a network-bound row can be recognised (verdicts fall back to CPU figures and the \
+             path inference)"
+        ));
+        return Ok(None);
+    };
+    if !why.is_empty() {
+        warnings.push(format!(
+            "raw-TCP ceiling via {}; other receivers: {}",
+            found.receiver.id(),
+            why.join("; ")
+        ));
+    }
+    if download && found.download.is_empty() {
+        warnings.push(format!(
+            "download rows are judged against the upload ceiling: {} measured client → server \
+             only",
+            found.receiver.id()
+        ));
+    }
+    Ok(Some(to_model(&found, r.client_cap_pct, r.server_cap_pct)))
+}
+
+fn direction(d: Direction, runs: &[Run], client_cap: f64, server_cap: f64) -> CeilingDirection {
+    let med = |f: &dyn Fn(&Run) -> Option<f64>| {
+        let v: Vec<f64> = runs.iter().filter_map(f).collect();
+        stats::median(&v)
+    };
+    let rates: Vec<f64> = runs.iter().map(|r| r.mib_s).collect();
+    let client = med(&|r| r.client_cpu_pct);
+    let server = med(&|r| r.server_cpu_pct);
+    let busy = med(&|r| r.server_busy);
+    CeilingDirection {
+        direction: d,
+        mib_s: stats::median(&rates).unwrap_or(0.0),
+        min_mib_s: stats::min(&rates).unwrap_or(0.0),
+        max_mib_s: stats::max(&rates).unwrap_or(0.0),
+        runs: runs.len() as u32,
+        client_cpu_pct: client,
+        server_cpu_pct: server,
+        server_busy_pct: busy.map(|b| b * 100.0),
+        cpu_bound: verdict::ceiling_cpu_bound(client, client_cap, server, server_cap)
+            .map(|s| s.as_str().to_string()),
+    }
+}
+
+fn to_model(c: &RemoteCeiling, client_cap: f64, server_cap: f64) -> model::Ceiling {
+    let mut dirs = vec![direction(
+        Direction::Upload,
+        &c.upload,
+        client_cap,
+        server_cap,
+    )];
+    if !c.download.is_empty() {
+        dirs.push(direction(
+            Direction::Download,
+            &c.download,
+            client_cap,
+            server_cap,
+        ));
+    }
+    let parts: Vec<String> = dirs
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {:.1} ({:.1}–{:.1}, {} runs{})",
+                d.direction,
+                d.mib_s,
+                d.min_mib_s,
+                d.max_mib_s,
+                d.runs,
+                d.cpu_bound
+                    .as_deref()
+                    .map_or(String::new(), |s| format!(", bound by the {s} CPU"))
+            )
+        })
+        .collect();
+    model::Ceiling {
+        mib_s: dirs[0].mib_s,
+        method: format!(
+            "raw TCP via {}: {}",
+            c.receiver.describe(),
+            parts.join(", ")
+        ),
+        rtt_ms: c.rtt_s.map(|r| r * 1000.0),
+        receiver: Some(c.receiver.id().to_string()),
+        directions: dirs,
+    }
+}
+
+/// The verdict context's ceiling fields from a report ceiling.
+pub fn apply(ctx: &mut run::Context, ceiling: Option<&model::Ceiling>) {
+    let Some(c) = ceiling else { return };
+    ctx.ceiling_mib_s = c.judges_network();
+    let bound = |d: Direction| {
+        c.direction(d)
+            .and_then(|d| d.cpu_bound.as_deref())
+            .map(|s| match s {
+                "client" => verdict::Side::Client,
+                _ => verdict::Side::Server,
+            })
+    };
+    ctx.ceiling_cpu_bound[0] = bound(Direction::Upload);
+    if let Some(d) = c.direction(Direction::Download) {
+        ctx.ceiling_download_mib_s = ctx.ceiling_mib_s.map(|_| d.mib_s);
+        ctx.ceiling_cpu_bound[1] = bound(Direction::Download);
+    }
+}
