@@ -205,6 +205,9 @@ pub struct ServeArgs {
     /// Public keys allowed to log in. Default: ~/.ssh/authorized_keys.
     #[arg(long)]
     pub authorized_keys: Option<PathBuf>,
+    /// User name a client may log in as (repeatable). Default: the account serve runs as.
+    #[arg(long = "user", value_name = "NAME")]
+    pub users: Vec<String>,
     /// Host key (OpenSSH ed25519 format); created on first use. Default: in the user's state dir.
     #[arg(long)]
     pub host_key: Option<PathBuf>,

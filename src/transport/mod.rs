@@ -13,6 +13,7 @@ pub mod fuzzing;
 pub mod hostkey;
 pub mod kex;
 pub mod packet;
+pub mod sig;
 pub mod userkey;
 
 pub use error::{Error, Result};
