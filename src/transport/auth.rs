@@ -214,3 +214,89 @@ pub fn fuzz_request(
         Step::PkOk(_) | Step::Failure => None,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::hostkey::Ed25519Key;
+    use std::cell::RefCell;
+
+    /// Lets `user` in with `blob`, limited to `sink`; records why keys were unusable.
+    struct OneKey {
+        blob: Vec<u8>,
+        notes: RefCell<Vec<String>>,
+    }
+
+    impl Policy for OneKey {
+        fn allow(&self, user: &str, key_blob: &[u8]) -> Option<Option<String>> {
+            (user == "u" && key_blob == self.blob).then(|| Some("sink".into()))
+        }
+        fn unusable_key(&self, why: &str) {
+            self.notes.borrow_mut().push(why.into());
+        }
+    }
+
+    fn req(user: &str, alg: &str, blob: &[u8], sig: Option<&[u8]>) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(n::USERAUTH_REQUEST)
+            .string(user.as_bytes())
+            .string(CONNECTION)
+            .string(PUBLICKEY)
+            .bool(sig.is_some())
+            .string(alg.as_bytes())
+            .string(blob);
+        if let Some(s) = sig {
+            w.string(s);
+        }
+        w.into_bytes()
+    }
+
+    fn answer(p: &OneKey, msg: &[u8]) -> &'static str {
+        match request(b"sid", msg, p).unwrap() {
+            Step::Success(l) => {
+                assert_eq!(l.forced_command.as_deref(), Some("sink"));
+                "success"
+            }
+            Step::PkOk(_) => "pk_ok",
+            Step::Failure => "failure",
+        }
+    }
+
+    #[test]
+    fn query_signature_user_and_sha1_rsa() {
+        let k = Ed25519Key::generate().unwrap();
+        let other = Ed25519Key::generate().unwrap();
+        let p = OneKey {
+            blob: k.public_blob(),
+            notes: RefCell::default(),
+        };
+        let blob = k.public_blob();
+        assert_eq!(answer(&p, &req("u", ED25519_ALG, &blob, None)), "pk_ok");
+        let good = k.sign(&signed_data(b"sid", b"u", ED25519_ALG.as_bytes(), &blob));
+        assert_eq!(
+            answer(&p, &req("u", ED25519_ALG, &blob, Some(&good))),
+            "success"
+        );
+        assert_eq!(
+            answer(&p, &req("x", ED25519_ALG, &blob, Some(&good))),
+            "failure"
+        );
+        let forged = other.sign(&signed_data(b"sid", b"u", ED25519_ALG.as_bytes(), &blob));
+        assert_eq!(
+            answer(&p, &req("u", ED25519_ALG, &blob, Some(&forged))),
+            "failure"
+        );
+        // An RSA blob offered with SHA-1 signatures is refused before any lookup.
+        let mut w = Writer::new();
+        w.string(b"ssh-rsa")
+            .string(&[1, 0, 1])
+            .string(&sig::mpint(&[0xc1; 256]));
+        assert_eq!(
+            answer(&p, &req("u", "ssh-rsa", &w.into_bytes(), None)),
+            "failure"
+        );
+        assert!(p.notes.borrow().iter().any(|n| n.contains("SHA-1")));
+    }
+
+    const ED25519_ALG: &str = sig::ED25519;
+}
