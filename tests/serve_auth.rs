@@ -355,3 +355,11 @@ fn login_as_an_unlisted_user_is_refused_and_logged_sanitised() {
     );
     assert!(!log.contains('\x1b'));
 }
+
+#[test]
+fn serve_refuses_a_user_name_that_cannot_be_one() {
+    let o = support::output(support::sshtune().args(["serve", "--user", "a b"]));
+    assert_eq!(o.status.code(), Some(2));
+    let err = support::stderr(&o);
+    assert!(err.contains("\"a b\" is not a user name"), "{err}");
+}
