@@ -363,3 +363,43 @@ fn serve_refuses_a_user_name_that_cannot_be_one() {
     let err = support::stderr(&o);
     assert!(err.contains("\"a b\" is not a user name"), "{err}");
 }
+
+/// serve reads the same keys out of an authorized_keys file as `ssh-keygen -l` does:
+/// comments, leading blanks, tabs, quoted options holding spaces, commas and `#`.
+#[test]
+fn same_keys_as_ssh_keygen_reads() {
+    use sshtune::serve::authorized::AuthorizedKeys;
+    use sshtune::transport::hostkey::fingerprint;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let k: Vec<String> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|n| public(&keygen(d, n, &["-t", "ed25519"])))
+        .collect();
+    let tabbed = k[5].replacen(' ', "\t", 2);
+    let text = format!(
+        "# {}\n   #{}\ncommand=\"echo #x, y\",no-pty {}\n \t{}\ngarbage line\n\
+         from=\"1.2.3.4\"\t{}\nrestrict {}\n{tabbed}\n",
+        k[0], k[1], k[2], k[3], k[4], k[1]
+    );
+    let file = d.join("ak");
+    std::fs::write(&file, &text).unwrap();
+    let out = Command::new("ssh-keygen")
+        .arg("-lf")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let mut theirs: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+        .collect();
+    let mut ours: Vec<String> = AuthorizedKeys::parse(&text)
+        .entries()
+        .iter()
+        .map(|e| fingerprint(&e.blob))
+        .collect();
+    theirs.sort();
+    ours.sort();
+    assert_eq!(theirs.len(), 5, "{}", String::from_utf8_lossy(&out.stdout));
+    assert_eq!(ours, theirs);
+}

@@ -199,18 +199,25 @@ fn show_time(t: i64) -> String {
 
 /// One line (not blank, not a comment): the key blob and its options.
 fn parse_line(line: &str) -> Result<(Vec<u8>, KeyOptions), String> {
-    if let Ok(k) = ssh_key::PublicKey::from_openssh(line) {
-        return Ok((blob(&k)?, KeyOptions::default()));
+    if let Ok(blob) = read_key(line) {
+        return Ok((blob, KeyOptions::default()));
     }
     let (opts, rest) = split_options(line)?;
-    let rest = rest.trim_start_matches([' ', '\t']);
-    let key = ssh_key::PublicKey::from_openssh(rest)
-        .map_err(|e| format!("not a public key line ({e})"))?;
-    Ok((blob(&key)?, parse_options(&opts)?))
+    let blob = read_key(rest).map_err(|e| format!("not a public key line ({e})"))?;
+    Ok((blob, parse_options(&opts)?))
 }
 
-fn blob(k: &ssh_key::PublicKey) -> Result<Vec<u8>, String> {
-    k.to_bytes().map_err(|e| format!("cannot encode key: {e}"))
+/// `keytype base64 [comment]`, fields separated by runs of spaces or tabs as sshd allows
+/// (the crate wants single spaces); the comment is not needed.
+fn read_key(text: &str) -> Result<Vec<u8>, String> {
+    let mut fields = text.split([' ', '\t']).filter(|f| !f.is_empty());
+    let (Some(kind), Some(b64)) = (fields.next(), fields.next()) else {
+        return Err("no key type and key".into());
+    };
+    let key =
+        ssh_key::PublicKey::from_openssh(&format!("{kind} {b64}")).map_err(|e| e.to_string())?;
+    key.to_bytes()
+        .map_err(|e| format!("cannot encode key: {e}"))
 }
 
 /// Splits `line` at the first space or tab outside double quotes.
@@ -528,6 +535,17 @@ mod tests {
         let v6 = "2001:db8::5".parse().unwrap();
         assert_eq!(from_matches("2001:db8::/32", v6), Ok(true));
         assert_eq!(from_matches("127.0.0.0/8", v6), Ok(false));
+    }
+
+    #[test]
+    fn runs_of_blanks_and_tabs_separate_fields_as_in_sshd() {
+        let (k, blob) = key();
+        let tabbed = k.replacen(' ', "\t\t", 1);
+        for line in [format!("restrict \t {k} c"), format!(" {tabbed}\tc")] {
+            let ak = AuthorizedKeys::parse(&line);
+            assert_eq!(ak.entries().len(), 1, "{line:?} {:?}", ak.skipped);
+            assert_eq!(ak.entries()[0].blob, blob);
+        }
     }
 
     #[test]
