@@ -403,3 +403,32 @@ fn same_keys_as_ssh_keygen_reads() {
     assert_eq!(theirs.len(), 5, "{}", String::from_utf8_lossy(&out.stdout));
     assert_eq!(ours, theirs);
 }
+
+/// A key with `command="stat"` runs `stat` whatever the client asks for.
+#[test]
+fn forced_builtin_replaces_the_requested_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let k = keygen(dir.path(), "forced", &["-t", "ed25519"]);
+    let line = format!("restrict,command=\"stat\" {}\n", public(&k));
+    let serve = start_serve_listing(&[], &line, &[]);
+    let (_, known) = serve.ssh_files();
+    let out = Command::new("ssh")
+        .args(["-F", "/dev/null", "-p", &serve.port.to_string(), "-i"])
+        .arg(&k)
+        .arg("-o")
+        .arg(format!("UserKnownHostsFile={}", known.display()))
+        .args(["-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes"])
+        .args(["-o", "IdentityAgent=none", "-T", "-l", "tester"])
+        .args(["127.0.0.1", "source 1M"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("SSHTUNE-INFO cores="), "{text}");
+    assert!(!text.contains("SSHTUNE-READY"), "{text}");
+}

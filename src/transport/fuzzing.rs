@@ -111,13 +111,52 @@ pub fn auth_server(data: &[u8]) {
     while rest.len() >= 2 {
         let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
         let body = &rest[2..];
-        let (msg, after) = body.split_at(len.min(body.len()));
+        let (chunk, after) = body.split_at(len.min(body.len()));
         rest = after;
-        if let Ok(Some(login)) = super::auth::fuzz_request(b"session id", msg, &gate) {
+        // An odd length asks for a well-formed request around the chunk, so the key lookup,
+        // PK_OK and signature checks are reached, not only the decoder.
+        let msg = if len % 2 == 1 {
+            shaped_request(chunk, blob)
+        } else {
+            chunk.to_vec()
+        };
+        if let Ok(Some(login)) = super::auth::fuzz_request(b"session id", &msg, &gate) {
             assert_eq!(login.user, "u", "login for a user not on the list");
             assert!(msg.windows(blob.len()).any(|w| w == blob.as_slice()));
         }
     }
+}
+
+/// A publickey USERAUTH_REQUEST: user, algorithm and key picked by the first bytes, the rest
+/// as the signature (or none).
+fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
+    use crate::wire::numbers as n;
+    let pick = |i: usize| chunk.get(i).copied().unwrap_or(0) as usize;
+    let users = ["u", "root", "", "u\u{1b}[2J"];
+    let algs = [
+        super::sig::ED25519,
+        super::sig::ECDSA_P256,
+        super::sig::RSA_SHA256,
+        super::sig::SSH_RSA,
+        "none",
+    ];
+    let tail = chunk.get(3..).unwrap_or_default();
+    let mut w = crate::wire::Writer::new();
+    w.u8(n::USERAUTH_REQUEST)
+        .string(users[pick(0) % users.len()].as_bytes())
+        .string(b"ssh-connection")
+        .string(b"publickey")
+        .bool(pick(1) % 2 == 1)
+        .string(algs[pick(2) % algs.len()].as_bytes());
+    if pick(1) % 4 < 2 {
+        w.string(listed);
+    } else {
+        w.string(tail);
+    }
+    if pick(1) % 2 == 1 {
+        w.string(tail);
+    }
+    w.into_bytes()
 }
 
 /// Host key and signature blobs.
