@@ -259,6 +259,9 @@ pub struct ServeArgs {
     /// Public keys allowed to log in. Default: ~/.ssh/authorized_keys.
     #[arg(long)]
     pub authorized_keys: Option<PathBuf>,
+    /// User name a client may log in as (repeatable). Default: the account serve runs as.
+    #[arg(long = "user", value_name = "NAME", value_parser = parse_user_name)]
+    pub users: Vec<String>,
     /// Host key (OpenSSH ed25519 format); created on first use. Default: in the user's state dir.
     #[arg(long)]
     pub host_key: Option<PathBuf>,
@@ -535,6 +538,17 @@ fn parse_window(s: &str) -> Result<u32, String> {
         return Err("--window must be between 64K and 1G".into());
     }
     Ok(v as u32)
+}
+
+/// A login name for `serve --user`: not empty, no whitespace, control characters or `:`.
+pub fn parse_user_name(s: &str) -> Result<String, String> {
+    if s.is_empty()
+        || s.chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == ':')
+    {
+        return Err(format!("{s:?} is not a user name"));
+    }
+    Ok(s.to_string())
 }
 
 /// `64M`, `1G`, `512k`, `1048576` (binary units).

@@ -1,4 +1,5 @@
 use crate::cli::ServeArgs;
+use crate::serve::authorized::{Access, AuthorizedKeys};
 use crate::serve::hostkey_store;
 use crate::serve::{Server, ServerConfig};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
@@ -22,13 +23,25 @@ pub fn run(args: ServeArgs) -> Result<()> {
             authorized_path.display()
         )
     })?;
-    let authorized = crate::transport::auth::parse_authorized_keys(&text);
-    if authorized.is_empty() {
-        bail!(
-            "{} lists no ssh-ed25519 key: nobody could log in (only ed25519 user keys are supported)",
+    let keys = AuthorizedKeys::parse(&text);
+    for (line, why) in &keys.skipped {
+        eprintln!(
+            "sshtune serve: {} line {line} ignored: {why}",
             authorized_path.display()
         );
     }
+    if keys.is_empty() {
+        bail!(
+            "{} lists no usable public key: nobody could log in",
+            authorized_path.display()
+        );
+    }
+    let users = if args.users.is_empty() {
+        vec![current_user()?]
+    } else {
+        args.users.clone()
+    };
+    let authorized = Access { keys, users };
     let key_path = match &args.host_key {
         Some(p) => p.clone(),
         None => hostkey_store::state_dir()?.join("host_ed25519"),
@@ -83,6 +96,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
     out.flush()?;
     server.serve();
     Ok(())
+}
+
+/// The account serve runs as: the one user name it accepts unless `--user` says otherwise.
+fn current_user() -> Result<String> {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .ok()
+        .flatten()
+        .map(|u| u.name)
+        .context("cannot find the name of the account serve runs as: pass --user NAME")
 }
 
 fn home() -> Result<PathBuf> {

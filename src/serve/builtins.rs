@@ -36,6 +36,17 @@ pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
     }
 }
 
+/// Whether `cmd` names a built-in with valid arguments: an authorized_keys `command="…"`
+/// may force only these (see `authorized.rs`).
+pub fn is_builtin(cmd: &str) -> bool {
+    let mut words = cmd.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("sink" | "stat"), None, None) => true,
+        (Some("source" | "tcp-ceiling"), Some(n), None) => crate::cli::parse_size(n).is_ok(),
+        _ => false,
+    }
+}
+
 fn refuse(t: &mut Transport, ch: &mut Channel, msg: &str) -> Result<u32> {
     ch.write_stderr(t, msg.as_bytes())?;
     Ok(127)

@@ -1,6 +1,7 @@
 //! An in-process `sshtune serve` on 127.0.0.1 with throwaway keys: the native engine's
 //! embedded default, and the fixture the tests use.
 
+use super::authorized::{Access, AuthorizedKeys};
 use super::server::{Server, ServerConfig};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
 use crate::transport::client::ClientConfig;
@@ -28,9 +29,17 @@ impl EmbeddedNative {
             .context("creating a temporary directory for the native server")?;
         let host_key = Arc::new(Ed25519Key::generate()?);
         let user_key = Arc::new(Ed25519Key::generate()?);
+        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map(|u| u.name)
+            .unwrap_or_else(|| "sshtune".into());
         let cfg = ServerConfig {
             host_key: host_key.clone(),
-            authorized: vec![user_key.public_blob()],
+            authorized: Access {
+                keys: AuthorizedKeys::from_blobs([user_key.public_blob()]),
+                users: vec![user.clone()],
+            },
             prefs: prefs.clone(),
             opts: opts.clone(),
             max_sessions: 64,
@@ -53,11 +62,6 @@ impl EmbeddedNative {
                 host_key.public_openssh()
             ),
         )?;
-        let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map(|u| u.name)
-            .unwrap_or_else(|| "sshtune".into());
         Ok(Self {
             addr,
             client: ClientConfig {

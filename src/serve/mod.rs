@@ -1,7 +1,9 @@
 //! `sshtune serve`: the native SSH server with built-in benchmark commands only.
 
+pub mod authorized;
 pub mod builtins;
 pub mod embedded;
+pub mod gate;
 pub mod hostkey_store;
 pub mod server;
 

@@ -10,7 +10,7 @@ use crate::transport::{Error, Result};
 use crate::wire::numbers as n;
 use crate::wire::{Reader, Writer};
 use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,8 +20,8 @@ pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
 #[derive(Clone)]
 pub struct ServerConfig {
     pub host_key: Arc<Ed25519Key>,
-    /// Key blobs allowed to log in.
-    pub authorized: Vec<Vec<u8>>,
+    /// Who may log in: authorized_keys and user names.
+    pub authorized: super::authorized::Access,
     pub prefs: Preferences,
     pub opts: Options,
     pub max_sessions: usize,
@@ -114,10 +114,10 @@ fn refuse_busy(mut stream: TcpStream) {
 /// One connection, start to end. Every error ends in a log line and, when the peer can
 /// still hear it, a DISCONNECT.
 fn handle(stream: TcpStream, cfg: &ServerConfig) {
-    let peer = stream
-        .peer_addr()
+    let peer_addr = stream.peer_addr().ok();
+    let peer = peer_addr
         .map(|a| a.to_string())
-        .unwrap_or_else(|_| "?".into());
+        .unwrap_or_else(|| "?".into());
     if let Err(e) = stream.set_read_timeout(Some(cfg.idle_timeout)) {
         log(&format!("{peer}: {e}"));
         return;
@@ -153,7 +153,7 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
             return;
         }
     };
-    match session(&mut t, cfg) {
+    match session(&mut t, cfg, peer_addr.map(|a| a.ip())) {
         Ok(summary) => {
             if cfg.verbose {
                 log(&format!("{peer}: {summary}"));
@@ -192,8 +192,17 @@ fn is_idle(e: &Error) -> bool {
 
 /// Authenticates, then serves session channels one after another until the client leaves
 /// (clients such as AsyncSSH reuse one connection for several commands).
-fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
-    let user = auth::server(t, &cfg.authorized)?;
+fn session(t: &mut Transport, cfg: &ServerConfig, peer: Option<IpAddr>) -> Result<String> {
+    let gate = super::gate::Gate {
+        access: &cfg.authorized,
+        peer,
+        verbose: cfg.verbose,
+    };
+    let login = auth::server(t, &gate)?;
+    let user = crate::wire::sanitize::peer_text(
+        login.user.as_bytes(),
+        crate::wire::sanitize::PEER_TEXT_MAX,
+    );
     let algs = t
         .negotiated
         .as_ref()
@@ -206,7 +215,7 @@ fn session(t: &mut Transport, cfg: &ServerConfig) -> Result<String> {
             Err(Error::Closed) | Err(Error::PeerDisconnected { .. }) => break,
             Err(e) => return Err(e),
         };
-        if let Some(done) = run_channel(t, &mut ch)? {
+        if let Some(done) = run_channel(t, &mut ch, login.forced_command.as_deref())? {
             commands.push(done);
         }
     }
@@ -260,8 +269,13 @@ fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
     }
 }
 
-/// Runs the one command of a channel; returns what ran, or None if none did.
-fn run_channel(t: &mut Transport, ch: &mut Channel) -> Result<Option<String>> {
+/// Runs the one command of a channel (the key's forced command instead, if it has one);
+/// returns what ran, or None if none did.
+fn run_channel(
+    t: &mut Transport,
+    ch: &mut Channel,
+    forced: Option<&str>,
+) -> Result<Option<String>> {
     loop {
         match ch.next_event(t)? {
             Event::Exec {
@@ -271,7 +285,10 @@ fn run_channel(t: &mut Transport, ch: &mut Channel) -> Result<Option<String>> {
                 if want_reply {
                     ch.reply(t, true)?;
                 }
-                let cmd = String::from_utf8_lossy(&command).to_string();
+                let cmd = match forced {
+                    Some(f) => f.to_string(),
+                    None => String::from_utf8_lossy(&command).to_string(),
+                };
                 let code = super::builtins::run(t, ch, &cmd)?;
                 if !ch.closed {
                     ch.exit_status(t, code)?;

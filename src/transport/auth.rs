@@ -1,9 +1,11 @@
-//! User authentication, publickey method only (RFC 4252 §7): the client signs with an
-//! ed25519 key; the server checks the key against an authorized_keys list.
+//! User authentication, publickey method only (RFC 4252 §7): the client signs with one of
+//! its identities; the server checks the key with a `Policy` (serve's authorized_keys) and
+//! the signature with `sig.rs`.
 
 use super::conn::Transport;
 use super::error::{Error, Result};
-use super::hostkey::{self, ED25519};
+use super::hostkey;
+use super::sig;
 use super::userkey::UserKey;
 use crate::wire::numbers as n;
 use crate::wire::{Reader, Writer};
@@ -90,12 +92,40 @@ pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
     )))
 }
 
-/// Runs the server side until a user proves a key in `authorized`; returns the user name.
-pub fn server(t: &mut Transport, authorized: &[Vec<u8>]) -> Result<String> {
+/// What the server asks about each offered key (serve answers from authorized_keys).
+pub trait Policy {
+    /// `None` if `user` may not log in with `key_blob`; otherwise the forced command the
+    /// login is limited to, if any. The implementation logs its refusals.
+    fn allow(&self, user: &str, key_blob: &[u8]) -> Option<Option<String>>;
+    /// A key refused for its type, size or signature algorithm, before `allow` is asked.
+    fn unusable_key(&self, _why: &str) {}
+}
+
+/// A successful login.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Login {
+    pub user: String,
+    /// From the key's `command="…"`: run this instead of whatever the client asks for.
+    pub forced_command: Option<String>,
+}
+
+/// Runs the server side until a user proves a key `policy` allows. The "query" form (no
+/// signature, RFC 4252 §7) gets PK_OK for a key that would be accepted, as `ssh` expects.
+pub fn server(t: &mut Transport, policy: &dyn Policy) -> Result<Login> {
     t.recv()?;
     let mut r = Reader::new(t.payload());
     if r.u8("message")? != n::SERVICE_REQUEST || r.string("service")? != USERAUTH {
         return Err(Error::protocol("expected a ssh-userauth SERVICE_REQUEST"));
+    }
+    if t.negotiated.as_ref().is_some_and(|n| n.client_ext_info) {
+        // Still the first packet after our NEWKEYS (RFC 8308 §2.4). Without server-sig-algs,
+        // OpenSSH's client never offers an RSA key with rsa-sha2-*.
+        let mut w = Writer::new();
+        w.u8(n::EXT_INFO)
+            .u32(1)
+            .string(b"server-sig-algs")
+            .string(sig::USER_ALGS.join(",").as_bytes());
+        t.send(&w.into_bytes())?;
     }
     let mut w = Writer::new();
     w.u8(n::SERVICE_ACCEPT).string(USERAUTH);
@@ -108,69 +138,165 @@ pub fn server(t: &mut Transport, authorized: &[Vec<u8>]) -> Result<String> {
     for _ in 0..MAX_TRIES {
         t.recv()?;
         let p = t.payload().to_vec();
-        let mut r = Reader::new(&p);
-        if r.u8("message")? != n::USERAUTH_REQUEST {
-            return Err(Error::protocol("expected USERAUTH_REQUEST"));
+        match request(t.session_id(), &p, policy)? {
+            Step::Success(login) => {
+                t.send(&[n::USERAUTH_SUCCESS])?;
+                return Ok(login);
+            }
+            Step::PkOk(reply) => t.send(&reply)?,
+            Step::Failure => t.send(&failure)?,
         }
-        let user = r.utf8("user")?.to_string();
-        let service = r.string("service")?;
-        let method = r.string("method")?;
-        if method != PUBLICKEY || service != CONNECTION {
-            t.send(&failure)?;
-            continue;
-        }
-        let has_sig = r.bool("has signature")?;
-        let alg = r.string("algorithm")?;
-        let blob = r.string("key")?;
-        if alg != ED25519.as_bytes() || !authorized.iter().any(|k| k == blob) {
-            t.send(&failure)?;
-            continue;
-        }
-        if !has_sig {
-            r.finish()?;
-            let mut w = Writer::new();
-            w.u8(n::USERAUTH_PK_OK).string(alg).string(blob);
-            t.send(&w.into_bytes())?;
-            continue;
-        }
-        let sig = r.string("signature")?;
-        r.finish()?;
-        let data = signed_data(t.session_id(), user.as_bytes(), alg, blob);
-        if hostkey::verify(blob, &data, sig).is_ok() {
-            t.send(&[n::USERAUTH_SUCCESS])?;
-            return Ok(user);
-        }
-        t.send(&failure)?;
     }
     Err(Error::Auth("too many failed attempts".into()))
 }
 
-/// Key blobs of the ed25519 keys in an authorized_keys file (options before the key type
-/// are skipped; other key types are ignored because we cannot verify them).
-pub fn parse_authorized_keys(text: &str) -> Vec<Vec<u8>> {
-    use base64ct::Encoding as _;
-    text.lines()
-        .filter_map(|line| {
-            let mut it = line.split_whitespace();
-            it.by_ref().find(|t| *t == ED25519)?;
-            base64ct::Base64::decode_vec(it.next()?).ok()
-        })
-        .collect()
+/// The answer to one USERAUTH_REQUEST.
+enum Step {
+    Success(Login),
+    PkOk(Vec<u8>),
+    Failure,
+}
+
+fn request(session_id: &[u8], p: &[u8], policy: &dyn Policy) -> Result<Step> {
+    let mut r = Reader::new(p);
+    if r.u8("message")? != n::USERAUTH_REQUEST {
+        return Err(Error::protocol("expected USERAUTH_REQUEST"));
+    }
+    let user = r.string("user")?;
+    let service = r.string("service")?;
+    let method = r.string("method")?;
+    if method != PUBLICKEY || service != CONNECTION {
+        return Ok(Step::Failure);
+    }
+    let has_sig = r.bool("has signature")?;
+    let alg = r.string("algorithm")?;
+    let blob = r.string("key")?;
+    let (Ok(user_s), Ok(alg_s)) = (std::str::from_utf8(user), std::str::from_utf8(alg)) else {
+        return Ok(Step::Failure);
+    };
+    if let Err(why) = sig::check_key(alg_s, blob) {
+        policy.unusable_key(&why.0);
+        return Ok(Step::Failure);
+    }
+    let Some(forced_command) = policy.allow(user_s, blob) else {
+        return Ok(Step::Failure);
+    };
+    if !has_sig {
+        r.finish()?;
+        let mut w = Writer::new();
+        w.u8(n::USERAUTH_PK_OK).string(alg).string(blob);
+        return Ok(Step::PkOk(w.into_bytes()));
+    }
+    let signature = r.string("signature")?;
+    r.finish()?;
+    let data = signed_data(session_id, user, alg, blob);
+    match sig::verify(alg_s, blob, &data, signature) {
+        Ok(()) => Ok(Step::Success(Login {
+            user: user_s.to_string(),
+            forced_command,
+        })),
+        Err(why) => {
+            policy.unusable_key(&why.0);
+            Ok(Step::Failure)
+        }
+    }
+}
+
+/// One USERAUTH_REQUEST answered as `server` would: the login it grants, if any (fuzzing).
+#[doc(hidden)]
+pub fn fuzz_request(
+    session_id: &[u8],
+    payload: &[u8],
+    policy: &dyn Policy,
+) -> Result<Option<Login>> {
+    Ok(match request(session_id, payload, policy)? {
+        Step::Success(login) => Some(login),
+        Step::PkOk(_) | Step::Failure => None,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
     use crate::transport::hostkey::Ed25519Key;
+    use std::cell::RefCell;
+
+    /// Lets `user` in with `blob`, limited to `sink`; records why keys were unusable.
+    struct OneKey {
+        blob: Vec<u8>,
+        notes: RefCell<Vec<String>>,
+    }
+
+    impl Policy for OneKey {
+        fn allow(&self, user: &str, key_blob: &[u8]) -> Option<Option<String>> {
+            (user == "u" && key_blob == self.blob).then(|| Some("sink".into()))
+        }
+        fn unusable_key(&self, why: &str) {
+            self.notes.borrow_mut().push(why.into());
+        }
+    }
+
+    fn req(user: &str, alg: &str, blob: &[u8], sig: Option<&[u8]>) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(n::USERAUTH_REQUEST)
+            .string(user.as_bytes())
+            .string(CONNECTION)
+            .string(PUBLICKEY)
+            .bool(sig.is_some())
+            .string(alg.as_bytes())
+            .string(blob);
+        if let Some(s) = sig {
+            w.string(s);
+        }
+        w.into_bytes()
+    }
+
+    fn answer(p: &OneKey, msg: &[u8]) -> &'static str {
+        match request(b"sid", msg, p).unwrap() {
+            Step::Success(l) => {
+                assert_eq!(l.forced_command.as_deref(), Some("sink"));
+                "success"
+            }
+            Step::PkOk(_) => "pk_ok",
+            Step::Failure => "failure",
+        }
+    }
 
     #[test]
-    fn authorized_keys_with_options_and_comments() {
+    fn query_signature_user_and_sha1_rsa() {
         let k = Ed25519Key::generate().unwrap();
-        let text = format!(
-            "# comment\nrestrict,command=\"x\" {} me@host\nssh-rsa AAAA other\n",
-            k.public_openssh()
+        let other = Ed25519Key::generate().unwrap();
+        let p = OneKey {
+            blob: k.public_blob(),
+            notes: RefCell::default(),
+        };
+        let blob = k.public_blob();
+        assert_eq!(answer(&p, &req("u", ED25519_ALG, &blob, None)), "pk_ok");
+        let good = k.sign(&signed_data(b"sid", b"u", ED25519_ALG.as_bytes(), &blob));
+        assert_eq!(
+            answer(&p, &req("u", ED25519_ALG, &blob, Some(&good))),
+            "success"
         );
-        assert_eq!(parse_authorized_keys(&text), vec![k.public_blob()]);
+        assert_eq!(
+            answer(&p, &req("x", ED25519_ALG, &blob, Some(&good))),
+            "failure"
+        );
+        let forged = other.sign(&signed_data(b"sid", b"u", ED25519_ALG.as_bytes(), &blob));
+        assert_eq!(
+            answer(&p, &req("u", ED25519_ALG, &blob, Some(&forged))),
+            "failure"
+        );
+        // An RSA blob offered with SHA-1 signatures is refused before any lookup.
+        let mut w = Writer::new();
+        w.string(b"ssh-rsa")
+            .string(&[1, 0, 1])
+            .string(&sig::mpint(&[0xc1; 256]));
+        assert_eq!(
+            answer(&p, &req("u", "ssh-rsa", &w.into_bytes(), None)),
+            "failure"
+        );
+        assert!(p.notes.borrow().iter().any(|n| n.contains("SHA-1")));
     }
+
+    const ED25519_ALG: &str = sig::ED25519;
 }

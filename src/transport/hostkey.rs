@@ -2,60 +2,22 @@
 //! blobs. Whether a server's key is trusted is `known_hosts.rs`.
 
 use super::error::{Error, Result};
-use crate::wire::{Reader, Writer};
+use crate::wire::Writer;
 use anyhow::Context as _;
-use ring::signature::{self, Ed25519KeyPair, KeyPair as _};
+use ring::signature::{Ed25519KeyPair, KeyPair as _};
 use std::path::Path;
 
-pub const ED25519: &str = "ssh-ed25519";
-pub const RSA_SHA512: &str = "rsa-sha2-512";
-pub const RSA_SHA256: &str = "rsa-sha2-256";
+pub use super::sig::{ED25519, RSA_SHA256, RSA_SHA512};
 
 /// Host key algorithms a client can verify, in preference order. `ssh-rsa` (SHA-1
 /// signatures) is deliberately absent.
 pub const VERIFIABLE: &[&str] = &[ED25519, RSA_SHA512, RSA_SHA256];
 
 /// Verifies a signature made with the negotiated host key algorithm `alg` (RFC 8332 for RSA:
-/// the key blob says `ssh-rsa`, the signature names the SHA-2 variant).
+/// the key blob says `ssh-rsa`, the signature names the SHA-2 variant). The checks live in
+/// `sig.rs`, shared with user authentication.
 pub fn verify_as(alg: &str, key_blob: &[u8], data: &[u8], sig_blob: &[u8]) -> Result<()> {
-    if alg == ED25519 {
-        return verify(key_blob, data, sig_blob);
-    }
-    let params = match alg {
-        RSA_SHA256 => &signature::RSA_PKCS1_2048_8192_SHA256,
-        RSA_SHA512 => &signature::RSA_PKCS1_2048_8192_SHA512,
-        other => {
-            return Err(Error::HostKey(format!(
-                "host key algorithm {other} is not supported"
-            )))
-        }
-    };
-    let mut k = Reader::new(key_blob);
-    if k.string("key type")? != b"ssh-rsa" {
-        return Err(Error::HostKey(format!(
-            "{alg} negotiated but the key is not RSA"
-        )));
-    }
-    let e = strip_zeros(k.string("RSA exponent")?);
-    let n = strip_zeros(k.string("RSA modulus")?);
-    k.finish()?;
-    let mut s = Reader::new(sig_blob);
-    let sig_alg = s.string("signature algorithm")?;
-    let sig = s.string("signature")?;
-    s.finish()?;
-    if sig_alg != alg.as_bytes() {
-        return Err(Error::HostKey(format!(
-            "signature is {}, {alg} was negotiated",
-            String::from_utf8_lossy(sig_alg)
-        )));
-    }
-    signature::RsaPublicKeyComponents { n, e }
-        .verify(params, data, sig)
-        .map_err(|_| Error::HostKey("RSA signature does not verify".into()))
-}
-
-fn strip_zeros(v: &[u8]) -> &[u8] {
-    &v[v.iter().take_while(|&&b| b == 0).count()..]
+    super::sig::verify(alg, key_blob, data, sig_blob).map_err(|e| Error::HostKey(e.0))
 }
 
 /// A private ed25519 key usable as host key or user key.
@@ -168,28 +130,9 @@ pub fn fingerprint(blob: &[u8]) -> String {
     )
 }
 
-/// Verifies `sig_blob` over `data` with the key in `key_blob`.
+/// Verifies an ed25519 `sig_blob` over `data` with the key in `key_blob`.
 pub fn verify(key_blob: &[u8], data: &[u8], sig_blob: &[u8]) -> Result<()> {
-    let mut k = Reader::new(key_blob);
-    let alg = k.string("host key algorithm")?;
-    if alg != ED25519.as_bytes() {
-        return Err(Error::HostKey(format!(
-            "key type {} is not supported",
-            String::from_utf8_lossy(alg)
-        )));
-    }
-    let pk = k.string("ed25519 public key")?;
-    k.finish()?;
-    let mut s = Reader::new(sig_blob);
-    let sig_alg = s.string("signature algorithm")?;
-    let sig = s.string("signature")?;
-    s.finish()?;
-    if sig_alg != ED25519.as_bytes() || pk.len() != 32 || sig.len() != 64 {
-        return Err(Error::HostKey("malformed ed25519 key or signature".into()));
-    }
-    signature::UnparsedPublicKey::new(&signature::ED25519, pk)
-        .verify(data, sig)
-        .map_err(|_| Error::HostKey("signature does not verify".into()))
+    verify_as(ED25519, key_blob, data, sig_blob)
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

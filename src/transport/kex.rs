@@ -112,6 +112,8 @@ pub struct Negotiated {
     pub mac_c2s: Option<&'static str>,
     pub mac_s2c: Option<&'static str>,
     pub strict: bool,
+    /// The client's first KEXINIT named `ext-info-c` (RFC 8308): the server may send EXT_INFO.
+    pub client_ext_info: bool,
 }
 
 /// RFC 4253 §7.1: the first client algorithm the server also supports.
@@ -177,6 +179,7 @@ pub fn negotiate(client: &KexInit, server: &KexInit, initial: bool) -> Result<Ne
         mac_c2s,
         mac_s2c,
         strict,
+        client_ext_info: initial && client.kex.iter().any(|k| k == "ext-info-c"),
     })
 }
 

@@ -14,6 +14,7 @@ pub mod hostkey;
 pub mod kex;
 pub mod known_hosts;
 pub mod packet;
+pub mod sig;
 pub mod userkey;
 
 pub use error::{Error, Result};

@@ -1,8 +1,10 @@
-//! Keys a client can log in with (RFC 4252 §7): ed25519 and RSA keys from OpenSSH private
-//! key files, and whatever an ssh-agent holds (draft-miller-ssh-agent).
+//! Keys a client can log in with (RFC 4252 §7): ed25519, ECDSA (nistp256/384) and RSA keys
+//! from OpenSSH private key files, and the same types from an ssh-agent
+//! (draft-miller-ssh-agent).
 
 use super::error::{Error, Result};
 use super::hostkey::{Ed25519Key, ED25519, RSA_SHA256, RSA_SHA512};
+use super::sig::{ECDSA_P256, ECDSA_P384};
 use crate::wire::{Reader, Writer};
 use anyhow::Context as _;
 use std::io::{Read, Write};
@@ -46,16 +48,6 @@ fn ossl(e: openssl::error::ErrorStack) -> Error {
     Error::protocol(format!("libcrypto: {e}"))
 }
 
-fn mpint_body(v: &[u8]) -> Vec<u8> {
-    let v = &v[v.iter().take_while(|&&b| b == 0).count()..];
-    let mut out = Vec::with_capacity(v.len() + 1);
-    if v.first().is_some_and(|&b| b & 0x80 != 0) {
-        out.push(0);
-    }
-    out.extend_from_slice(v);
-    out
-}
-
 impl RsaKey {
     fn from_ssh_key(k: &ssh_key::private::RsaKeypair) -> anyhow::Result<Self> {
         use openssl::bn::{BigNum, BigNumContext};
@@ -76,8 +68,8 @@ impl RsaKey {
         dmq1.nnmod(&d, &q1, &mut ctx)?;
         let mut w = Writer::new();
         w.string(b"ssh-rsa")
-            .string(&mpint_body(&e.to_vec()))
-            .string(&mpint_body(&n.to_vec()));
+            .string(&super::sig::mpint(&e.to_vec()))
+            .string(&super::sig::mpint(&n.to_vec()));
         let rsa = openssl::rsa::Rsa::from_private_components(n, e, d, p, q, dmp1, dmq1, iqmp)?;
         Ok(Self {
             pkey: openssl::pkey::PKey::from_rsa(rsa)?,
@@ -111,7 +103,58 @@ impl UserKey for RsaKey {
     }
 }
 
-/// Reads an unencrypted OpenSSH private key file (ed25519 or RSA).
+/// An ECDSA private key (RFC 5656), signed with ring.
+pub struct EcdsaKey {
+    alg: &'static str,
+    pair: ring::signature::EcdsaKeyPair,
+    blob: Vec<u8>,
+}
+
+impl EcdsaKey {
+    fn from_ssh_key(key: &ssh_key::PrivateKey) -> anyhow::Result<Self> {
+        use ring::signature::{
+            EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING, ECDSA_P384_SHA384_FIXED_SIGNING,
+        };
+        let pair = key.key_data().ecdsa().context("not an ECDSA key")?;
+        let (alg, signing) = match pair.curve() {
+            ssh_key::EcdsaCurve::NistP256 => (ECDSA_P256, &ECDSA_P256_SHA256_FIXED_SIGNING),
+            ssh_key::EcdsaCurve::NistP384 => (ECDSA_P384, &ECDSA_P384_SHA384_FIXED_SIGNING),
+            other => anyhow::bail!("ECDSA curve {other} is not supported (nistp256, nistp384 are)"),
+        };
+        let rng = ring::rand::SystemRandom::new();
+        let pair = EcdsaKeyPair::from_private_key_and_public_key(
+            signing,
+            pair.private_key_bytes(),
+            pair.public_key_bytes(),
+            &rng,
+        )
+        .map_err(|e| anyhow::anyhow!("ECDSA key rejected: {e}"))?;
+        Ok(Self {
+            alg,
+            pair,
+            blob: key.public_key().to_bytes()?,
+        })
+    }
+}
+
+impl UserKey for EcdsaKey {
+    fn identities(&self) -> Vec<Identity> {
+        vec![Identity {
+            alg: self.alg.into(),
+            blob: self.blob.clone(),
+        }]
+    }
+
+    fn sign(&self, _id: &Identity, data: &[u8]) -> Result<Vec<u8>> {
+        let sig = self
+            .pair
+            .sign(&ring::rand::SystemRandom::new(), data)
+            .map_err(|_| Error::protocol("ECDSA signing failed"))?;
+        Ok(super::sig::ecdsa_ssh_signature(self.alg, sig.as_ref()))
+    }
+}
+
+/// Reads an unencrypted OpenSSH private key file (ed25519, ECDSA or RSA).
 pub fn load(path: &Path) -> anyhow::Result<std::sync::Arc<dyn UserKey>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading key {}", path.display()))?;
@@ -134,8 +177,14 @@ pub fn load(path: &Path) -> anyhow::Result<std::sync::Arc<dyn UserKey>> {
                 .with_context(|| format!("loading RSA key {}", path.display()))?,
         ));
     }
+    if key.key_data().ecdsa().is_some() {
+        return Ok(std::sync::Arc::new(
+            EcdsaKey::from_ssh_key(&key)
+                .with_context(|| format!("loading ECDSA key {}", path.display()))?,
+        ));
+    }
     anyhow::bail!(
-        "key {} is {}: only ssh-ed25519 and RSA keys are supported",
+        "key {} is {}: only ssh-ed25519, ecdsa-sha2-nistp256/384 and RSA keys are supported",
         path.display(),
         key.algorithm()
     )
@@ -189,10 +238,7 @@ impl Agent {
                 .unwrap_or("")
                 .to_string();
             match kind.as_str() {
-                ED25519 => ids.push(Identity {
-                    alg: ED25519.into(),
-                    blob,
-                }),
+                ED25519 | ECDSA_P256 | ECDSA_P384 => ids.push(Identity { alg: kind, blob }),
                 "ssh-rsa" => {
                     for alg in [RSA_SHA512, RSA_SHA256] {
                         ids.push(Identity {

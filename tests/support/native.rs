@@ -29,10 +29,19 @@ pub fn start_serve(extra: &[&str]) -> Serve {
 
 /// `sshtune serve` started through `prefix` (e.g. a cgroup wrapper that execs its arguments).
 pub fn start_serve_under(prefix: &[String], extra: &[&str]) -> Serve {
+    start_serve_listing(prefix, "", extra)
+}
+
+/// `sshtune serve` whose authorized_keys has `more_keys` (lines) after the fixture's own key.
+pub fn start_serve_listing(prefix: &[String], more_keys: &str, extra: &[&str]) -> Serve {
     let dir = tempfile::tempdir().unwrap();
     let user_key = Ed25519Key::generate().unwrap();
     let ak = dir.path().join("authorized_keys");
-    std::fs::write(&ak, format!("{} test\n", user_key.public_openssh())).unwrap();
+    std::fs::write(
+        &ak,
+        format!("{} test\n{more_keys}", user_key.public_openssh()),
+    )
+    .unwrap();
     let bin = env!("CARGO_BIN_EXE_sshtune");
     let mut cmd = match prefix.split_first() {
         Some((p, rest)) => {
@@ -47,6 +56,8 @@ pub fn start_serve_under(prefix: &[String], extra: &[&str]) -> Serve {
         .arg(&ak)
         .arg("--host-key")
         .arg(dir.path().join("host_ed25519"))
+        // The user names the fixtures' clients log in as.
+        .args(["--user", "tester", "--user", "u"])
         .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::from(
