@@ -277,7 +277,7 @@ impl SealingKey {
         out[start + 4] = pad as u8;
         let pad_start = out.len();
         out.resize(pad_start + pad, 0);
-        // RFC 4253 wants random padding: libcrypto's RNG, batched (see `padding`).
+        // RFC 4253 wants random padding: batched (see `padding`).
         crate::padding::fill(&mut out[pad_start..])?;
         out.resize(out.len() + self.d.framing.tag_len, 0);
         Ok(())

@@ -1,6 +1,6 @@
 //! chacha20-poly1305@openssh.com with its ChaCha20 keystream computed ahead, one packet's
 //! worth per sequence number, by a helper thread ([`super::ahead`]); the sealing thread XORs
-//! and runs Poly1305 (libcrypto's, [`EvpPoly1305`]).
+//! and runs Poly1305 (the openssl backend's, [`OsslPoly1305`]).
 //!
 //! A chunk for sequence number `seq` holds K_1's block 0 (the length cipher) followed by K_2's
 //! stream from block 0 (the Poly1305 key, then the body from block 1), as PROTOCOL.chacha20poly1305
@@ -9,7 +9,7 @@
 //! opening: only sealing is sped up.
 
 use super::ahead::{xor, Ahead};
-use super::evp_poly1305::EvpPoly1305;
+use super::poly::OsslPoly1305;
 use super::Aead;
 use crate::error::{Error, Result};
 use openssl::cipher::Cipher;
@@ -24,7 +24,7 @@ pub(crate) struct AheadChaChaPoly {
     key: [u8; 64],
     ahead: Option<Ahead>,
     next_seq: u32,
-    poly: EvpPoly1305,
+    poly: OsslPoly1305,
     inline: Box<dyn Aead>,
 }
 
@@ -34,7 +34,7 @@ impl AheadChaChaPoly {
             key: key.try_into().map_err(|_| Error::BadLength(key.len()))?,
             ahead: None,
             next_seq: 0,
-            poly: EvpPoly1305::new()?,
+            poly: OsslPoly1305::new()?,
             inline,
         })
     }

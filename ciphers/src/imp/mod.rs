@@ -3,12 +3,19 @@
 //! The packet layer (`crate::packet`) only knows these traits; each backend module provides
 //! the implementations, and `build_*` picks one from the catalog entry. Keeping SSH framing
 //! out of here lets both backends share one framing code path, so they cannot disagree on it.
+//!
+//! The `ossl` module (and what only it uses) exists only with the `openssl` feature; without it
+//! a request for that backend gets [`Error::BackendUnavailable`] here, in one place.
 
 mod ahead;
+#[cfg(feature = "openssl")]
 mod ahead_chacha;
 mod ahead_ctr;
-pub(crate) mod evp_poly1305;
+#[cfg(all(feature = "openssl", ossl300))]
+mod evp_poly1305;
+#[cfg(feature = "openssl")]
 mod ossl;
+pub(crate) mod poly;
 mod rust;
 pub(crate) mod umac;
 
@@ -50,7 +57,10 @@ pub(crate) fn crypt(
     encrypt: bool,
 ) -> Result<Box<dyn Crypt>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::crypt(spec, key, iv, encrypt),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::crypt(spec, key, iv, encrypt),
     }
 }
@@ -63,8 +73,26 @@ pub(crate) fn aead(
     encrypt: bool,
 ) -> Result<Box<dyn Aead>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::aead(spec, key, iv, encrypt),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::aead(spec, key, iv, encrypt),
+    }
+}
+
+/// The error for a backend this build does not have.
+#[cfg(not(feature = "openssl"))]
+pub(crate) fn unavailable(backend: Backend) -> Error {
+    Error::BackendUnavailable(backend.as_str())
+}
+
+/// The `none` cipher; shared by both backends.
+pub(crate) struct Identity;
+
+impl Crypt for Identity {
+    fn apply(&mut self, _buf: &mut [u8]) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -107,13 +135,24 @@ pub(crate) fn aead_ahead(
     if spec.primitive != Primitive::ChaChaPoly || backend != Backend::Openssl {
         return Err(no_ahead(spec, backend));
     }
-    let inline = aead(spec, backend, key, iv, encrypt)?;
-    Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(key, inline)?))
+    #[cfg(feature = "openssl")]
+    {
+        let inline = aead(spec, backend, key, iv, encrypt)?;
+        Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(key, inline)?))
+    }
+    #[cfg(not(feature = "openssl"))]
+    {
+        let _ = (key, iv, encrypt);
+        Err(unavailable(backend))
+    }
 }
 
 pub(crate) fn mac(spec: &'static MacSpec, backend: Backend, key: &[u8]) -> Result<Box<dyn Mac>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::mac(spec, key),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::mac(spec, key),
     }
 }
@@ -205,6 +244,7 @@ mod tests {
         check::<super::rust::RcAes>();
     }
 
+    #[cfg(feature = "openssl")]
     #[test]
     fn umac_rfc4418_vectors_openssl_aes() {
         check::<super::ossl::EvpAes>();
