@@ -11,13 +11,13 @@ use openssl::hash::{Hasher, MessageDigest};
 #[cfg(ossl300)]
 use openssl::provider::Provider;
 use openssl::symm::{Crypter, Mode};
-use std::sync::OnceLock;
 
 /// OpenSSL 3 moved Blowfish, CAST5 and RC4 into the `legacy` provider. Loading it with the
 /// fallbacks retained keeps the default provider (AES, 3DES, ChaCha) available as before.
 /// Held for the life of the process: unloading would invalidate every live context.
 #[cfg(ossl300)]
 fn legacy_provider() -> Result<()> {
+    use std::sync::OnceLock;
     static LEGACY: OnceLock<std::result::Result<Provider, String>> = OnceLock::new();
     match LEGACY.get_or_init(|| Provider::try_load(None, "legacy", true).map_err(|e| e.to_string()))
     {
