@@ -26,8 +26,6 @@ pub(crate) const DEPTH: usize = 4;
 
 /// One chunk of keystream and what the producer says it covers.
 pub(crate) struct Chunk {
-    /// Checked by chacha20-poly1305's consumer (openssl backend only); CTR ignores it.
-    #[cfg_attr(not(feature = "openssl"), allow(dead_code))]
     pub(crate) tag: u64,
     pub(crate) bytes: Vec<u8>,
 }

@@ -8,7 +8,6 @@
 //! a request for that backend gets [`Error::BackendUnavailable`] here, in one place.
 
 mod ahead;
-#[cfg(feature = "openssl")]
 mod ahead_chacha;
 mod ahead_ctr;
 #[cfg(all(feature = "openssl", ossl300))]
@@ -101,8 +100,8 @@ fn no_ahead(spec: &CipherSpec, backend: Backend) -> Error {
         backend: backend.as_str(),
         context: "keystream ahead",
         detail: format!(
-            "{}: only counter-mode ciphers and chacha20-poly1305 (openssl backend) have a \
-             keystream to compute ahead",
+            "{}: only counter-mode ciphers and chacha20-poly1305 have a keystream to compute \
+             ahead",
             spec.name
         ),
     }
@@ -124,7 +123,7 @@ pub(crate) fn crypt_ahead(
 }
 
 /// [`aead`] with the keystream computed by a helper thread ([`ahead_chacha`]);
-/// chacha20-poly1305 with the openssl backend only.
+/// chacha20-poly1305 only.
 pub(crate) fn aead_ahead(
     spec: &'static CipherSpec,
     backend: Backend,
@@ -132,19 +131,13 @@ pub(crate) fn aead_ahead(
     iv: &[u8],
     encrypt: bool,
 ) -> Result<Box<dyn Aead>> {
-    if spec.primitive != Primitive::ChaChaPoly || backend != Backend::Openssl {
+    if spec.primitive != Primitive::ChaChaPoly {
         return Err(no_ahead(spec, backend));
     }
-    #[cfg(feature = "openssl")]
-    {
-        let inline = aead(spec, backend, key, iv, encrypt)?;
-        Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(key, inline)?))
-    }
-    #[cfg(not(feature = "openssl"))]
-    {
-        let _ = (key, iv, encrypt);
-        Err(unavailable(backend))
-    }
+    let inline = aead(spec, backend, key, iv, encrypt)?;
+    Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(
+        key, backend, inline,
+    )?))
 }
 
 pub(crate) fn mac(spec: &'static MacSpec, backend: Backend, key: &[u8]) -> Result<Box<dyn Mac>> {
