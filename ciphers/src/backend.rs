@@ -4,6 +4,11 @@
 //! libcrypto's ChaCha20 and 3DES beat the pure-Rust crates) and because a static build for a
 //! board without a usable libcrypto needs the pure-Rust one. The per-cipher default lives in
 //! the catalog; callers may override it.
+//!
+//! Both variants exist in every build so that reports and command lines mean the same thing
+//! everywhere; without the `openssl` feature the catalog's defaults fall back to `Rust`
+//! ([`Backend::or_available`]) and asking for `Openssl` explicitly is an
+//! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable).
 
 use serde::Serialize;
 use std::fmt;
@@ -19,7 +24,33 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every backend, compiled in or not.
     pub const ALL: [Backend; 2] = [Backend::Openssl, Backend::Rust];
+
+    /// The backends this build can run: both with the `openssl` feature, `Rust` without.
+    #[cfg(feature = "openssl")]
+    pub const AVAILABLE: &'static [Backend] = &Backend::ALL;
+    /// The backends this build can run: both with the `openssl` feature, `Rust` without.
+    #[cfg(not(feature = "openssl"))]
+    pub const AVAILABLE: &'static [Backend] = &[Backend::Rust];
+
+    /// Whether this build can run the backend.
+    pub const fn is_available(self) -> bool {
+        match self {
+            Backend::Openssl => cfg!(feature = "openssl"),
+            Backend::Rust => true,
+        }
+    }
+
+    /// `self` if this build has it, otherwise `Rust`: how a catalog preference becomes the
+    /// default actually used.
+    pub const fn or_available(self) -> Backend {
+        if self.is_available() {
+            self
+        } else {
+            Backend::Rust
+        }
+    }
 
     pub fn as_str(self) -> &'static str {
         match self {

@@ -59,7 +59,8 @@ pub struct CipherSpec {
     /// timed and cross-checked against.
     pub openssl_evp: Option<&'static str>,
     /// The backend used unless the caller overrides it: the faster one as measured by
-    /// `sshtune speed` on an AES-NI x86-64 (docs/speed-json.md, "default backends").
+    /// `sshtune speed` on an AES-NI x86-64 (docs/speed-json.md, "default backends"), or
+    /// `Rust` in a build without the `openssl` feature.
     pub default_backend: Backend,
 }
 
@@ -138,7 +139,7 @@ macro_rules! cipher {
                 $prim
             },
             openssl_evp: $evp,
-            default_backend: Backend::$backend,
+            default_backend: Backend::$backend.or_available(),
         }
     };
 }
@@ -260,7 +261,7 @@ macro_rules! mac {
             openssh_added: $added,
             openssh_removed: None,
             dropbear: $dropbear,
-            default_backend: Backend::Openssl,
+            default_backend: Backend::Openssl.or_available(),
         }
     };
 }

@@ -28,6 +28,10 @@ pub enum Error {
     BadLength(usize),
     #[error("bad padding: {0}")]
     BadPadding(&'static str),
+    #[error(
+        "the {0} backend is not in this build (built without the `{0}` feature); use the rust backend"
+    )]
+    BackendUnavailable(&'static str),
     #[error("{backend} backend: {context}: {detail}")]
     Backend {
         backend: &'static str,
@@ -37,6 +41,7 @@ pub enum Error {
 }
 
 impl Error {
+    #[cfg(feature = "openssl")]
     pub(crate) fn openssl(context: &'static str, e: openssl::error::ErrorStack) -> Self {
         Error::Backend {
             backend: "openssl",

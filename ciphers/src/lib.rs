@@ -4,7 +4,7 @@
 //! transport consult for names, sizes and grades, so that no second list can drift out of sync.
 //! The packet layer (`packet`) is what a transport uses: one sealing and one opening key per
 //! direction, built from catalog names, with the arithmetic done by either backend.
-#![deny(unsafe_code)] // one audited exception: imp::evp_poly1305 (libcrypto Poly1305, FFI)
+#![deny(unsafe_code)] // one audited exception: imp::evp_poly1305 (EVP_MAC FFI, OpenSSL 3)
 
 pub mod backend;
 pub mod catalog;

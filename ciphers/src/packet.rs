@@ -219,8 +219,8 @@ impl SealingKey {
 
     /// Like [`new`](Self::new), but a helper thread computes the keystream ahead while this
     /// one XORs it in and computes the MAC (HPN-SSH's idea; opt-in, one thread per key,
-    /// stopped when the key is dropped). For counter-mode ciphers (either backend) and
-    /// chacha20-poly1305@openssh.com (openssl backend); other ciphers are refused. The wire
+    /// stopped when the key is dropped). For counter-mode ciphers and
+    /// chacha20-poly1305@openssh.com, in either backend; other ciphers are refused. The wire
     /// bytes are identical to `new`'s. Whether it pays depends on a free core: see the
     /// `ahead` bench of this crate.
     pub fn with_keystream_ahead(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
@@ -277,7 +277,7 @@ impl SealingKey {
         out[start + 4] = pad as u8;
         let pad_start = out.len();
         out.resize(pad_start + pad, 0);
-        // RFC 4253 wants random padding: libcrypto's RNG, batched (see `padding`).
+        // RFC 4253 wants random padding: batched (see `padding`).
         crate::padding::fill(&mut out[pad_start..])?;
         out.resize(out.len() + self.d.framing.tag_len, 0);
         Ok(())

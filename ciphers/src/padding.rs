@@ -1,5 +1,6 @@
 //! Random padding bytes (RFC 4253 §6) for [`SealingKey::frame`](crate::SealingKey::frame),
-//! drawn from libcrypto's RNG in batches.
+//! drawn in batches from libcrypto's RNG, or from the operating system through ring in a build
+//! without the `openssl` feature.
 //!
 //! Why batches: a packet needs 4 to 19 bytes of padding, and one `RAND_bytes` call costs
 //! about as much as sealing 2 KiB with chacha20-poly1305 (a lock, a fork check with a
@@ -25,16 +26,32 @@ thread_local! {
     static POOL: RefCell<Pool> = const { RefCell::new(Pool { bytes: [0; BATCH], used: BATCH }) };
 }
 
-/// Fills `out` with random bytes, refilling the batch from libcrypto when it runs short.
+/// Random bytes straight from the source: libcrypto's DRBG, as OpenSSH's padding.
+#[cfg(feature = "openssl")]
+fn random(out: &mut [u8]) -> Result<()> {
+    openssl::rand::rand_bytes(out).map_err(|e| Error::openssl("random padding", e))
+}
+
+/// Random bytes straight from the source: the kernel's (`getrandom`), through ring.
+#[cfg(not(feature = "openssl"))]
+fn random(out: &mut [u8]) -> Result<()> {
+    use ring::rand::{SecureRandom, SystemRandom};
+    SystemRandom::new().fill(out).map_err(|_| Error::Backend {
+        backend: "rust",
+        context: "random padding",
+        detail: "the system random source failed".into(),
+    })
+}
+
+/// Fills `out` with random bytes, refilling the batch when it runs short.
 pub(crate) fn fill(out: &mut [u8]) -> Result<()> {
     if out.len() > BATCH / 4 {
         // Larger than any padding; not worth draining the batch for.
-        return openssl::rand::rand_bytes(out).map_err(|e| Error::openssl("random padding", e));
+        return random(out);
     }
     POOL.with_borrow_mut(|p| {
         if BATCH - p.used < out.len() {
-            openssl::rand::rand_bytes(&mut p.bytes)
-                .map_err(|e| Error::openssl("random padding", e))?;
+            random(&mut p.bytes)?;
             p.used = 0;
         }
         out.copy_from_slice(&p.bytes[p.used..p.used + out.len()]);

@@ -61,18 +61,23 @@ impl RawMac {
 }
 
 /// Poly1305 alone (RFC 8439 §2.5), keyed per call as chacha20-poly1305@openssh.com keys it per
-/// packet: libcrypto's through `EVP_MAC`, or the `poly1305` crate.
+/// packet: the openssl backend's (libcrypto's through `EVP_MAC` on OpenSSL 3), or the
+/// `poly1305` crate.
 pub struct RawPoly1305(Poly);
 
 enum Poly {
-    Openssl(imp::evp_poly1305::EvpPoly1305),
+    #[cfg(feature = "openssl")]
+    Openssl(imp::poly::OsslPoly1305),
     Rust,
 }
 
 impl RawPoly1305 {
     pub fn new(backend: Backend) -> Result<Self> {
         Ok(RawPoly1305(match backend {
-            Backend::Openssl => Poly::Openssl(imp::evp_poly1305::EvpPoly1305::new()?),
+            #[cfg(feature = "openssl")]
+            Backend::Openssl => Poly::Openssl(imp::poly::OsslPoly1305::new()?),
+            #[cfg(not(feature = "openssl"))]
+            Backend::Openssl => return Err(imp::unavailable(backend)),
             Backend::Rust => Poly::Rust,
         }))
     }
@@ -80,12 +85,9 @@ impl RawPoly1305 {
     /// The tag of `data` under the one-time `key`.
     pub fn tag(&mut self, key: &[u8; 32], data: &[u8]) -> Result<[u8; 16]> {
         match &mut self.0 {
+            #[cfg(feature = "openssl")]
             Poly::Openssl(p) => p.tag(key, data),
-            Poly::Rust => {
-                use poly1305::universal_hash::KeyInit;
-                let p = poly1305::Poly1305::new(poly1305::Key::from_slice(key));
-                Ok(p.compute_unpadded(data).into())
-            }
+            Poly::Rust => Ok(imp::poly::crate_tag(key, data)),
         }
     }
 }

@@ -64,7 +64,7 @@ fn asyncssh_opens_our_packets_and_we_open_its() {
             MACS.iter().map(Some).collect()
         };
         for m in macs {
-            for b in Backend::ALL {
+            for &b in Backend::AVAILABLE {
                 let (key, iv) = (material(c.key_len, 1), material(c.iv_len, 2));
                 let mac_key = material(m.map_or(0, |m| m.key_len), 3);
                 let keys = DirectionKeys {

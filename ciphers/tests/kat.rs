@@ -1,4 +1,5 @@
-//! Known-answer tests from the standards, run against both backends.
+//! Known-answer tests from the standards, run against every backend the build has (both with
+//! the `openssl` feature, the rust one without).
 
 use ciphers::raw::{RawCipher, RawMac};
 use ciphers::Backend;
@@ -55,7 +56,7 @@ const SP800_38A: &[(&str, &str, &str, &str)] = &[
 fn aes_ctr_and_cbc_match_sp800_38a_in_both_backends() {
     for (name, key, iv, ct) in SP800_38A {
         let spec = ciphers::cipher(name).unwrap();
-        for b in Backend::ALL {
+        for &b in Backend::AVAILABLE {
             // Two calls, split mid-stream: SSH continues the chaining state across packets.
             let mut enc = RawCipher::new(spec, b, &hex(key), &hex(iv), true).unwrap();
             let mut buf = hex(SP800_38A_PT);
@@ -93,7 +94,7 @@ fn hmacs_match_rfc4231_and_rfc2202_in_both_backends() {
         ("hmac-md5-96", "750c783e6ab0b503eaa86e31"),
     ];
     for (name, want) in cases {
-        for b in Backend::ALL {
+        for &b in Backend::AVAILABLE {
             let mut m = RawMac::new(ciphers::mac(name).unwrap(), b, b"Jefe").unwrap();
             let mut out = [0u8; 64];
             m.sign(seq, &data[4..], &mut out).unwrap();

@@ -91,7 +91,7 @@ fn every_non_aead_cipher_matches_an_independent_implementation() {
             )
         };
         let want = &full[discard..];
-        for b in Backend::ALL {
+        for &b in Backend::AVAILABLE {
             let mut enc = RawCipher::new(c, b, &key, &iv, true).unwrap();
             let mut buf = data.clone();
             // Uneven split at a block boundary: the state must carry over between packets.

@@ -1,6 +1,8 @@
 //! chacha20-poly1305@openssh.com with its ChaCha20 keystream computed ahead, one packet's
 //! worth per sequence number, by a helper thread ([`super::ahead`]); the sealing thread XORs
-//! and runs Poly1305 (libcrypto's, [`EvpPoly1305`]).
+//! and runs Poly1305 (the backend's, [`RawPoly1305`]). The openssl backend's helper runs
+//! libcrypto's ChaCha20; the rust backend's runs the `chacha20` crate, because ring's
+//! construction does not hand out its keystream.
 //!
 //! A chunk for sequence number `seq` holds K_1's block 0 (the length cipher) followed by K_2's
 //! stream from block 0 (the Poly1305 key, then the body from block 1), as PROTOCOL.chacha20poly1305
@@ -9,11 +11,13 @@
 //! opening: only sealing is sped up.
 
 use super::ahead::{xor, Ahead};
-use super::evp_poly1305::EvpPoly1305;
 use super::Aead;
+use crate::backend::Backend;
 use crate::error::{Error, Result};
-use openssl::cipher::Cipher;
-use openssl::cipher_ctx::CipherCtx;
+use crate::raw::RawPoly1305;
+
+/// Fills a chunk with the keystream for the sequence number it is tagged with.
+type Producer = Box<dyn FnMut(u64, &mut [u8]) + Send>;
 
 /// Keystream bytes per chunk: the length block, K_2's block 0 and a 32 KiB channel-data
 /// packet with its header and the largest padding.
@@ -22,54 +26,89 @@ const CHUNK: usize = 64 + 64 + BODY;
 
 pub(crate) struct AheadChaChaPoly {
     key: [u8; 64],
+    backend: Backend,
     ahead: Option<Ahead>,
     next_seq: u32,
-    poly: EvpPoly1305,
+    poly: RawPoly1305,
     inline: Box<dyn Aead>,
 }
 
 impl AheadChaChaPoly {
-    pub(crate) fn new(key: &[u8], inline: Box<dyn Aead>) -> Result<Self> {
+    pub(crate) fn new(key: &[u8], backend: Backend, inline: Box<dyn Aead>) -> Result<Self> {
         Ok(AheadChaChaPoly {
             key: key.try_into().map_err(|_| Error::BadLength(key.len()))?,
+            backend,
             ahead: None,
             next_seq: 0,
-            poly: EvpPoly1305::new()?,
+            poly: RawPoly1305::new(backend)?,
             inline,
         })
     }
 
     fn start(&mut self, first: u32) -> Result<()> {
-        let err = |e| Error::openssl("chacha20 init", e);
-        let ctx = |k: &[u8]| -> Result<CipherCtx> {
-            let mut c = CipherCtx::new().map_err(err)?;
-            c.encrypt_init(Some(Cipher::chacha20()), Some(k), Some(&[0u8; 16]))
-                .map_err(err)?;
-            Ok(c)
+        let produce = match self.backend {
+            #[cfg(feature = "openssl")]
+            Backend::Openssl => evp_producer(&self.key)?,
+            #[cfg(not(feature = "openssl"))]
+            Backend::Openssl => return Err(super::unavailable(Backend::Openssl)),
+            Backend::Rust => crate_producer(&self.key),
         };
-        let (mut main, mut header) = (ctx(&self.key[..32])?, ctx(&self.key[32..])?);
         self.ahead = None; // joins the old helper first
-        let zeros = vec![0u8; CHUNK];
-        self.ahead = Some(Ahead::spawn(CHUNK, u64::from(first), move |tag, buf| {
-            // EVP's ChaCha20 IV: 64-bit block counter, then the sequence number as nonce.
-            // Encrypting zeros from a buffer of its own spares a pass that zeroes `buf`.
-            let mut iv = [0u8; 16];
-            iv[8..].copy_from_slice(&(tag as u32 as u64).to_be_bytes());
-            let (len_ks, main_ks) = buf.split_at_mut(64);
-            let ok = header.encrypt_init(None, None, Some(&iv)).is_ok()
-                && header.cipher_update(&zeros[..64], Some(len_ks)).is_ok()
-                && main.encrypt_init(None, None, Some(&iv)).is_ok()
-                && main
-                    .cipher_update(&zeros[..CHUNK - 64], Some(main_ks))
-                    .is_ok();
-            if !ok {
-                // Cannot happen once keyed; a wrong stream fails the peer's tag check.
-                buf.fill(0xff);
-            }
-        }));
+        self.ahead = Some(Ahead::spawn(CHUNK, u64::from(first), produce));
         self.next_seq = first;
         Ok(())
     }
+}
+
+/// libcrypto's ChaCha20: two contexts keyed once, repositioned per sequence number.
+#[cfg(feature = "openssl")]
+fn evp_producer(key: &[u8; 64]) -> Result<Producer> {
+    use openssl::cipher::Cipher;
+    use openssl::cipher_ctx::CipherCtx;
+    let err = |e| Error::openssl("chacha20 init", e);
+    let ctx = |k: &[u8]| -> Result<CipherCtx> {
+        let mut c = CipherCtx::new().map_err(err)?;
+        c.encrypt_init(Some(Cipher::chacha20()), Some(k), Some(&[0u8; 16]))
+            .map_err(err)?;
+        Ok(c)
+    };
+    let (mut main, mut header) = (ctx(&key[..32])?, ctx(&key[32..])?);
+    let zeros = vec![0u8; CHUNK];
+    Ok(Box::new(move |tag, buf| {
+        // EVP's ChaCha20 IV: 64-bit block counter, then the sequence number as nonce.
+        // Encrypting zeros from a buffer of its own spares a pass that zeroes `buf`.
+        let mut iv = [0u8; 16];
+        iv[8..].copy_from_slice(&(tag as u32 as u64).to_be_bytes());
+        let (len_ks, main_ks) = buf.split_at_mut(64);
+        let ok = header.encrypt_init(None, None, Some(&iv)).is_ok()
+            && header.cipher_update(&zeros[..64], Some(len_ks)).is_ok()
+            && main.encrypt_init(None, None, Some(&iv)).is_ok()
+            && main
+                .cipher_update(&zeros[..CHUNK - 64], Some(main_ks))
+                .is_ok();
+        if !ok {
+            // Cannot happen once keyed; a wrong stream fails the peer's tag check.
+            buf.fill(0xff);
+        }
+    }))
+}
+
+/// The `chacha20` crate's original (64-bit nonce, 64-bit counter) ChaCha20, which is the
+/// variant OpenSSH uses: the sequence number is the nonce, the counter starts at block 0.
+fn crate_producer(key: &[u8; 64]) -> Producer {
+    use chacha20::cipher::{KeyIvInit, StreamCipher};
+    use chacha20::ChaCha20Legacy;
+    let (main, header) = (
+        chacha20::Key::clone_from_slice(&key[..32]),
+        chacha20::Key::clone_from_slice(&key[32..]),
+    );
+    Box::new(move |tag, buf| {
+        let nonce = chacha20::LegacyNonce::from((tag as u32 as u64).to_be_bytes());
+        buf.fill(0);
+        let (len_ks, main_ks) = buf.split_at_mut(64);
+        ChaCha20Legacy::new(&header, &nonce).apply_keystream(len_ks);
+        ChaCha20Legacy::new(&main, &nonce).apply_keystream(main_ks);
+    })
 }
 
 impl Aead for AheadChaChaPoly {

@@ -3,12 +3,18 @@
 //! The packet layer (`crate::packet`) only knows these traits; each backend module provides
 //! the implementations, and `build_*` picks one from the catalog entry. Keeping SSH framing
 //! out of here lets both backends share one framing code path, so they cannot disagree on it.
+//!
+//! The `ossl` module (and what only it uses) exists only with the `openssl` feature; without it
+//! a request for that backend gets [`Error::BackendUnavailable`] here, in one place.
 
 mod ahead;
 mod ahead_chacha;
 mod ahead_ctr;
-pub(crate) mod evp_poly1305;
+#[cfg(all(feature = "openssl", ossl300))]
+mod evp_poly1305;
+#[cfg(feature = "openssl")]
 mod ossl;
+pub(crate) mod poly;
 mod rust;
 pub(crate) mod umac;
 
@@ -50,7 +56,10 @@ pub(crate) fn crypt(
     encrypt: bool,
 ) -> Result<Box<dyn Crypt>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::crypt(spec, key, iv, encrypt),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::crypt(spec, key, iv, encrypt),
     }
 }
@@ -63,8 +72,26 @@ pub(crate) fn aead(
     encrypt: bool,
 ) -> Result<Box<dyn Aead>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::aead(spec, key, iv, encrypt),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::aead(spec, key, iv, encrypt),
+    }
+}
+
+/// The error for a backend this build does not have.
+#[cfg(not(feature = "openssl"))]
+pub(crate) fn unavailable(backend: Backend) -> Error {
+    Error::BackendUnavailable(backend.as_str())
+}
+
+/// The `none` cipher; shared by both backends.
+pub(crate) struct Identity;
+
+impl Crypt for Identity {
+    fn apply(&mut self, _buf: &mut [u8]) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -73,8 +100,8 @@ fn no_ahead(spec: &CipherSpec, backend: Backend) -> Error {
         backend: backend.as_str(),
         context: "keystream ahead",
         detail: format!(
-            "{}: only counter-mode ciphers and chacha20-poly1305 (openssl backend) have a \
-             keystream to compute ahead",
+            "{}: only counter-mode ciphers and chacha20-poly1305 have a keystream to compute \
+             ahead",
             spec.name
         ),
     }
@@ -96,7 +123,7 @@ pub(crate) fn crypt_ahead(
 }
 
 /// [`aead`] with the keystream computed by a helper thread ([`ahead_chacha`]);
-/// chacha20-poly1305 with the openssl backend only.
+/// chacha20-poly1305 only.
 pub(crate) fn aead_ahead(
     spec: &'static CipherSpec,
     backend: Backend,
@@ -104,16 +131,21 @@ pub(crate) fn aead_ahead(
     iv: &[u8],
     encrypt: bool,
 ) -> Result<Box<dyn Aead>> {
-    if spec.primitive != Primitive::ChaChaPoly || backend != Backend::Openssl {
+    if spec.primitive != Primitive::ChaChaPoly {
         return Err(no_ahead(spec, backend));
     }
     let inline = aead(spec, backend, key, iv, encrypt)?;
-    Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(key, inline)?))
+    Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(
+        key, backend, inline,
+    )?))
 }
 
 pub(crate) fn mac(spec: &'static MacSpec, backend: Backend, key: &[u8]) -> Result<Box<dyn Mac>> {
     match backend {
+        #[cfg(feature = "openssl")]
         Backend::Openssl => ossl::mac(spec, key),
+        #[cfg(not(feature = "openssl"))]
+        Backend::Openssl => Err(unavailable(Backend::Openssl)),
         Backend::Rust => rust::mac(spec, key),
     }
 }
@@ -205,6 +237,7 @@ mod tests {
         check::<super::rust::RcAes>();
     }
 
+    #[cfg(feature = "openssl")]
     #[test]
     fn umac_rfc4418_vectors_openssl_aes() {
         check::<super::ossl::EvpAes>();

@@ -1,21 +1,23 @@
 //! The `openssl` backend: libcrypto's EVP interface, the code OpenSSH itself runs.
 
-use super::evp_poly1305::EvpPoly1305;
-use super::{Aead, Crypt, GcmNonce, Mac};
+use super::poly::OsslPoly1305;
+use super::{Aead, Crypt, GcmNonce, Identity, Mac};
 use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
 use crate::error::{Error, Result};
 use crate::imp::umac::{Umac, UmacAes};
 use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;
 use openssl::hash::{Hasher, MessageDigest};
+#[cfg(ossl300)]
 use openssl::provider::Provider;
 use openssl::symm::{Crypter, Mode};
-use std::sync::OnceLock;
 
 /// OpenSSL 3 moved Blowfish, CAST5 and RC4 into the `legacy` provider. Loading it with the
 /// fallbacks retained keeps the default provider (AES, 3DES, ChaCha) available as before.
 /// Held for the life of the process: unloading would invalidate every live context.
+#[cfg(ossl300)]
 fn legacy_provider() -> Result<()> {
+    use std::sync::OnceLock;
     static LEGACY: OnceLock<std::result::Result<Provider, String>> = OnceLock::new();
     match LEGACY.get_or_init(|| Provider::try_load(None, "legacy", true).map_err(|e| e.to_string()))
     {
@@ -26,6 +28,12 @@ fn legacy_provider() -> Result<()> {
             detail: e.clone(),
         }),
     }
+}
+
+/// OpenSSL 1.1 has no providers: its default library still has Blowfish, CAST5 and RC4.
+#[cfg(not(ossl300))]
+fn legacy_provider() -> Result<()> {
+    Ok(())
 }
 
 fn evp_cipher(spec: &CipherSpec) -> Option<&'static CipherRef> {
@@ -85,15 +93,6 @@ impl Crypt for EvpCrypt {
             });
         }
         buf[head..].copy_from_slice(&tmp[..self.block]);
-        Ok(())
-    }
-}
-
-/// The `none` cipher; shared by both backends.
-pub(crate) struct Identity;
-
-impl Crypt for Identity {
-    fn apply(&mut self, _buf: &mut [u8]) -> Result<()> {
         Ok(())
     }
 }
@@ -225,13 +224,14 @@ impl Aead for EvpGcm {
 /// words, so OpenSSH's 64-bit counter and big-endian sequence number fit it directly.
 ///
 /// Poly1305 is libcrypto's too, through one `EVP_MAC` context rekeyed per packet
-/// ([`EvpPoly1305`]): the measurements that chose it are in that module's doc. With the
+/// ([`OsslPoly1305`]; the `poly1305` crate on OpenSSL 1.1, which lacks `EVP_MAC`): the
+/// measurements that chose it are in `evp_poly1305`'s doc. With the
 /// `poly1305` crate here instead this cipher sealed at 0.45× of `openssl speed -evp
 /// chacha20-poly1305` (`sshtune speed`, same run); with libcrypto's it reaches 0.90–0.93×.
 struct EvpChaChaPoly {
     main: CipherCtx,
     header: CipherCtx,
-    poly: EvpPoly1305,
+    poly: OsslPoly1305,
 }
 
 impl EvpChaChaPoly {
@@ -245,7 +245,7 @@ impl EvpChaChaPoly {
         Ok(EvpChaChaPoly {
             main: mk(&key[..32]).map_err(err)?,
             header: mk(&key[32..64]).map_err(err)?,
-            poly: EvpPoly1305::new()?,
+            poly: OsslPoly1305::new()?,
         })
     }
 

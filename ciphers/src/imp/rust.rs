@@ -1,8 +1,7 @@
 //! The `rust` backend: ring for the AEADs, RustCrypto for the rest — no C library at run time.
 
-use super::ossl::Identity;
 use super::umac::{Umac, UmacAes};
-use super::{Aead, Crypt, GcmNonce, Mac};
+use super::{Aead, Crypt, GcmNonce, Identity, Mac};
 use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
 use crate::error::{Error, Result};
 use cipher::{
