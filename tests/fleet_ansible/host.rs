@@ -14,9 +14,13 @@ pub struct Host {
     pub name: &'static str,
     pub rate_mbit: Option<u32>,
     size: &'static str,
-    ip: Ipv4Addr,
-    // Field order matters: the server stops before its drop-in directory goes.
+    ns: String,
+    /// Set when the host is reached through a jump host (ProxyJump): the ssh_config file
+    /// naming the jump, and the link's rate as the ceiling bench cannot measure from here.
+    jump_config: Option<PathBuf>,
+    // Field order matters: the servers stop before their directories go.
     sshd: EmbeddedSshd,
+    jump: Option<EmbeddedSshd>,
     dropins: tempfile::TempDir,
 }
 
@@ -32,6 +36,31 @@ impl Host {
         quota: Option<&CpuQuota>,
         size: &'static str,
         old_dropin: Option<&str>,
+    ) -> Self {
+        Self::start_with(fleet, name, rate_mbit, quota, size, old_dropin, false)
+    }
+
+    /// Like `start`, but the sshd listens on the namespace's own 127.0.0.1, reachable only
+    /// through a second sshd on the link address that forwards (ProxyJump), as a host behind
+    /// a bastion is.
+    pub fn start_behind_jump(
+        fleet: &mut Fleet,
+        name: &'static str,
+        rate_mbit: u32,
+        size: &'static str,
+        old_dropin: Option<&str>,
+    ) -> Self {
+        Self::start_with(fleet, name, Some(rate_mbit), None, size, old_dropin, true)
+    }
+
+    fn start_with(
+        fleet: &mut Fleet,
+        name: &'static str,
+        rate_mbit: Option<u32>,
+        quota: Option<&CpuQuota>,
+        size: &'static str,
+        old_dropin: Option<&str>,
+        behind_jump: bool,
     ) -> Self {
         let ns = fleet.add_host(rate_mbit);
         let dropins = tempfile::Builder::new()
@@ -51,17 +80,37 @@ impl Host {
                 "Include {}/*.conf\nSubsystem sftp internal-sftp\n",
                 dropins.path().display()
             ),
-            listen: Some(ns.ip.into()),
-            wrapper: prefix,
+            listen: Some(if behind_jump {
+                Ipv4Addr::LOCALHOST.into()
+            } else {
+                ns.ip.into()
+            }),
+            wrapper: prefix.clone(),
             ..Options::default()
         })
         .unwrap_or_else(|e| panic!("{name}'s sshd starts: {e:#}"));
+        let (jump, jump_config) = if behind_jump {
+            let jump = EmbeddedSshd::start_with(&Options {
+                extra: "AllowTcpForwarding yes\n".into(),
+                listen: Some(ns.ip.into()),
+                wrapper: prefix,
+                ..Options::default()
+            })
+            .unwrap_or_else(|e| panic!("{name}'s jump sshd starts: {e:#}"));
+            let config = dropins.path().join("ssh_config.jump");
+            std::fs::write(&config, jump_ssh_config(&jump, ns.ip)).expect("ssh_config");
+            (Some(jump), Some(config))
+        } else {
+            (None, None)
+        };
         Self {
             name,
             rate_mbit,
             size,
-            ip: ns.ip,
+            ns: ns.ns,
+            jump_config,
             sshd,
+            jump,
             dropins,
         }
     }
@@ -93,10 +142,18 @@ impl Host {
         o[i + 1].clone()
     }
 
-    /// The `-F` and `-o` options (known hosts, no agent), as ansible_ssh_common_args.
+    /// The `-F` and `-o` options (known hosts, no agent, the jump host), as
+    /// ansible_ssh_common_args. ssh hands `-F` on to the ProxyJump connection, not `-o`/`-i`:
+    /// the jump's own settings live in that file, as users keep them in ~/.ssh/config.
     fn common_args(&self) -> String {
         let o = &self.sshd.target.options;
-        let mut args = vec!["-F /dev/null".to_string()];
+        let mut args = match &self.jump_config {
+            Some(config) => vec![
+                format!("-F {}", config.display()),
+                format!("-o ProxyJump={JUMP_ALIAS}"),
+            ],
+            None => vec!["-F /dev/null".to_string()],
+        };
         for (i, a) in o.iter().enumerate() {
             if a == "-o" {
                 args.push(format!("-o {}", o[i + 1]));
@@ -107,8 +164,8 @@ impl Host {
 
     fn inventory_vars(&self) -> Value {
         let pid = self.sshd.dir().join("sshd.pid");
-        json!({
-            "ansible_host": self.ip.to_string(),
+        let mut vars = json!({
+            "ansible_host": self.sshd.target.destination,
             "ansible_port": self.sshd.port,
             "ansible_user": self.flag("-l"),
             "ansible_ssh_private_key_file": self.flag("-i"),
@@ -117,7 +174,15 @@ impl Host {
             "config_dropin_path": self.dropin(),
             "config_sshd_config": self.sshd_config(),
             "config_reload_command": format!("sh -c 'kill -HUP \"$(cat {})\"'", pid.display()),
-        })
+        });
+        if self.jump.is_some() {
+            // tcp-sink on the host is out of the controller's reach behind the jump: the
+            // ceiling comes from elsewhere, here the link's known rate.
+            let rate = f64::from(self.rate_mbit.expect("shaped")) * 1e6 / 8.0 / 1048576.0;
+            vars["bench_ceiling"] = json!(format!("{rate:.1}"));
+            vars["bench_remote_sshtune"] = json!("");
+        }
+        vars
     }
 
     /// The Ciphers line `sshtune config` makes of this host's report.
@@ -162,11 +227,17 @@ impl Host {
         let wanted: Vec<&str> = ciphers_line["Ciphers ".len()..].split(',').collect();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
+            // Behind the jump only the host's own namespace reaches its sshd.
+            let ns = if self.jump.is_some() {
+                &self.ns
+            } else {
+                &fleet.controller_ns
+            };
             let mut cmd = Command::new("ip");
-            cmd.args(["netns", "exec", &fleet.controller_ns])
+            cmd.args(["netns", "exec", ns])
                 .arg(env!("CARGO_BIN_EXE_sshtune"))
                 .args(["probe", "--json", "-p", &self.sshd.port.to_string()])
-                .arg(self.ip.to_string());
+                .arg(&self.sshd.target.destination);
             let out = cmd.output().expect("sshtune probe runs");
             let offered: Option<Vec<String>> = serde_json::from_slice::<Value>(&out.stdout)
                 .ok()
@@ -185,17 +256,46 @@ impl Host {
     }
 }
 
-/// The inventory: the hosts, and a fourth one where nothing listens (the controller's own
-/// loopback, inside its namespace: refused at once).
-pub fn write_inventory(path: &Path, hosts: &[&Host], reports: &Path, ciphers: &[&str]) {
+const JUMP_ALIAS: &str = "fleet-jump";
+
+/// An ssh_config naming the jump host with its key and known_hosts (from its embedded target).
+fn jump_ssh_config(jump: &EmbeddedSshd, ip: Ipv4Addr) -> String {
+    let o = &jump.target.options;
+    let value = |flag: &str| o[o.iter().position(|a| a == flag).expect("flag") + 1].clone();
+    let mut text = format!(
+        "Host {JUMP_ALIAS}\n  HostName {ip}\n  Port {}\n  User {}\n  IdentityFile {}\n",
+        jump.port,
+        value("-l"),
+        value("-i")
+    );
+    for (i, a) in o.iter().enumerate() {
+        if a == "-o" {
+            let (k, v) = o[i + 1].split_once('=').expect("key=value");
+            text.push_str(&format!("  {k} {v}\n"));
+        }
+    }
+    text
+}
+
+/// The inventory: the hosts, and with `with_gone` a host "gone" where nothing listens (the
+/// controller's own loopback, inside its namespace: refused at once).
+pub fn write_inventory(
+    path: &Path,
+    hosts: &[&Host],
+    with_gone: bool,
+    reports: &Path,
+    ciphers: &[&str],
+) {
     let mut entries = serde_json::Map::new();
     for h in hosts {
         entries.insert(h.name.into(), h.inventory_vars());
     }
-    let mut gone = hosts[0].inventory_vars();
-    gone["ansible_host"] = json!("127.0.0.1");
-    gone["ansible_port"] = json!(9);
-    entries.insert("gone".into(), gone);
+    if with_gone {
+        let mut gone = hosts[0].inventory_vars();
+        gone["ansible_host"] = json!("127.0.0.1");
+        gone["ansible_port"] = json!(9);
+        entries.insert("gone".into(), gone);
+    }
     let bin = env!("CARGO_BIN_EXE_sshtune");
     let inventory = json!({
         "fleet": {

@@ -6,6 +6,9 @@
 
 use std::net::Ipv4Addr;
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
 
 pub struct Fleet {
     pub controller_ns: String,
@@ -34,7 +37,8 @@ fn ip(args: &[&str]) {
 
 impl Fleet {
     pub fn new() -> Self {
-        let tag = format!("sshtune-fleet-{}", std::process::id());
+        let n = NEXT.fetch_add(1, Ordering::SeqCst);
+        let tag = format!("sshtune-fleet-{}-{n}", std::process::id());
         let fleet = Self {
             controller_ns: format!("{tag}-ctl"),
             host_ns: Vec::new(),
