@@ -23,6 +23,8 @@ use support::cgroup::CpuQuota;
 use support::scenario::exclusive;
 use topology::Fleet;
 
+/// Where the serve role's server listens on the board (its namespace has no other user).
+const SERVE_PORT: u16 = 2222;
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 /// A drop-in that was there before: the playbook must keep it as a backup. It still permits
 /// the measured ciphers, so the bench sees them offered.
@@ -132,6 +134,34 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     );
     assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), OLD_DROPIN);
     assert!(slow.backups().is_empty(), "nothing to back up on slow");
+
+    // 4. sshtune serve on the board, bounded in time, on the address the controller reaches.
+    //    (Started from the board's sshd, it stays in the board's cgroup: removed with it.)
+    let serve_dir = tmp.path().join("serve");
+    std::fs::create_dir_all(serve_dir.join("bin")).expect("serve dir");
+    let key = support::keygen(&serve_dir.join("client_ed25519"));
+    let installed = serve_dir.join("bin/sshtune");
+    let vars = serde_json::json!({
+        "serve_binary_src": env!("CARGO_BIN_EXE_sshtune"),
+        "serve_install_path": installed,
+        "serve_state_dir": serve_dir.join("state"),
+        "serve_authorized_keys": key.with_extension("pub"),
+        "serve_listen": format!("{}:{SERVE_PORT}", board.address()),
+        "serve_duration": 60,
+        // Hermetic: a transient systemd unit would run outside the board's namespace.
+        "serve_systemd": false,
+    });
+    let serve = ansible.playbook(
+        &inventory,
+        "sshtune.tune.serve",
+        &["-l", "board", "-e", &vars.to_string()],
+    );
+    assert_eq!(serve.code, 0, "serve playbook");
+    assert!(installed.is_file(), "binary installed");
+    let banner = host::probe(&fleet.controller_ns, board.address(), SERVE_PORT)
+        .expect("sshtune serve answers the controller");
+    let banner = banner["banner"].as_str().unwrap_or_default().to_string();
+    assert!(banner.starts_with("SSH-2.0-sshtune_"), "{banner}");
 
     eprintln!("fleet test took {:.0} s", started.elapsed().as_secs_f64());
 }

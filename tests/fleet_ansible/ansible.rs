@@ -59,6 +59,7 @@ impl Ansible {
             .env("ANSIBLE_COLLECTIONS_PATH", h.join("collections"))
             .env("ANSIBLE_LOCAL_TEMP", h.join("tmp"))
             .env("ANSIBLE_REMOTE_TEMP", h.join("remote-tmp"))
+            .env("ANSIBLE_ASYNC_DIR", h.join("async"))
             .env("ANSIBLE_SSH_CONTROL_PATH_DIR", h.join("cp"))
             // No master connection outliving the run (ControlPersist would keep ssh processes
             // around after the test); pipelining keeps the logins few anyway.

@@ -115,6 +115,11 @@ impl Host {
         }
     }
 
+    /// The address the controller reaches the host's sshd at.
+    pub fn address(&self) -> &str {
+        &self.sshd.target.destination
+    }
+
     pub fn dropin(&self) -> PathBuf {
         self.dropins.path().join(DROPIN)
     }
@@ -233,13 +238,9 @@ impl Host {
             } else {
                 &fleet.controller_ns
             };
-            let mut cmd = Command::new("ip");
-            cmd.args(["netns", "exec", ns])
-                .arg(env!("CARGO_BIN_EXE_sshtune"))
-                .args(["probe", "--json", "-p", &self.sshd.port.to_string()])
-                .arg(&self.sshd.target.destination);
-            let out = cmd.output().expect("sshtune probe runs");
-            let offered: Option<Vec<String>> = serde_json::from_slice::<Value>(&out.stdout)
+            let answer = probe(ns, &self.sshd.target.destination, self.sshd.port);
+            let offered: Option<Vec<String>> = answer
+                .as_ref()
                 .ok()
                 .and_then(|v| serde_json::from_value(v["kexinit"]["ciphers_c2s"].clone()).ok());
             if offered.as_deref().is_some_and(|o| o == wanted) {
@@ -247,9 +248,9 @@ impl Host {
             }
             assert!(
                 Instant::now() < deadline,
-                "{}: sshd offers {offered:?} after the reload, the drop-in says {wanted:?} ({})",
+                "{}: sshd offers {offered:?} after the reload, the drop-in says {wanted:?} \
+                 ({answer:?})",
                 self.name,
-                String::from_utf8_lossy(&out.stderr)
             );
             std::thread::sleep(Duration::from_millis(200));
         }
@@ -338,4 +339,18 @@ pub fn verdicts(reports: &Path, host: &str) -> Vec<(String, String)> {
         .collect();
     assert!(!rows.is_empty(), "{host}: no upload rows in {text}");
     rows
+}
+
+/// `sshtune probe --json` run in namespace `ns`: the server's banner and KEXINIT, or the error.
+pub fn probe(ns: &str, host: &str, port: u16) -> Result<Value, String> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns])
+        .arg(env!("CARGO_BIN_EXE_sshtune"))
+        .args(["probe", "--json", "-p", &port.to_string(), host])
+        .output()
+        .expect("sshtune probe runs");
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
 }
