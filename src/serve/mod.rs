@@ -3,6 +3,7 @@
 pub mod builtins;
 pub mod embedded;
 pub mod hostkey_store;
+pub mod limits;
 pub mod server;
 
 pub use server::{Server, ServerConfig};
