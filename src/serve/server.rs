@@ -206,7 +206,7 @@ fn handle(stream: TcpStream, cfg: &ServerConfig, startup: Startup) {
         Err(Error::Closed) => {}
         Err(e) if is_idle(&e) => {
             log(&format!(
-                "{peer}: silent for {} s (idle timeout), disconnected",
+                "{peer}: silent or not reading for {} s (idle timeout), disconnected",
                 cfg.idle_timeout.as_secs()
             ));
             t.disconnect(n::reason::BY_APPLICATION, "idle timeout");

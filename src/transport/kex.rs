@@ -463,7 +463,12 @@ mod tests {
         for c in ["aes128-cbc", "3des-cbc", "arcfour", "none"] {
             assert!(!p.ciphers.iter().any(|x| x == c), "{c}");
         }
-        for m in ["hmac-sha1", "hmac-sha1-96", "umac-64@openssh.com", "hmac-md5"] {
+        for m in [
+            "hmac-sha1",
+            "hmac-sha1-96",
+            "umac-64@openssh.com",
+            "hmac-md5",
+        ] {
             assert!(!p.macs.iter().any(|x| x == m), "{m}");
         }
         assert!(p.ciphers.iter().any(|c| c == "aes128-gcm@openssh.com"));
