@@ -199,7 +199,9 @@ fn max_sessions_and_idle_timeout() {
     let (_silent, _r) = s.raw();
     // ...so a login takes the only one...
     let cfg = native_cfg(&s);
-    let held = sshtune::transport::client::connect("127.0.0.1", s.port, &cfg).unwrap();
+    let mut held = sshtune::transport::client::connect("127.0.0.1", s.port, &cfg).unwrap();
+    // A channel round trip: the server has counted the login once it answers.
+    sshtune::transport::channel::Channel::open_session(&mut held, 1 << 20, 32768).unwrap();
     // ...and the next connection is refused with TOO_MANY_CONNECTIONS (12).
     let (_c, mut r) = s.raw();
     assert_eq!(expect_disconnect(&mut r), 12);
