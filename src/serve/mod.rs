@@ -2,6 +2,8 @@
 
 pub mod builtins;
 pub mod embedded;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod hostkey_store;
 pub mod limits;
 pub mod server;

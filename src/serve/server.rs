@@ -291,7 +291,7 @@ fn logged_in(
     }
 }
 
-fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
+pub(crate) fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
     loop {
         t.recv()?;
         let p = t.payload();
