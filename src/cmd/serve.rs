@@ -61,6 +61,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         packet_size: DEFAULT_MAX_PACKET,
         verbose: true,
     };
+    crate::serve::memory::return_big_buffers();
     let server =
         Server::bind(args.listen, cfg).with_context(|| format!("listening on {}", args.listen))?;
     let addr = server.local_addr()?;

@@ -6,6 +6,7 @@ pub mod embedded;
 pub mod fuzzing;
 pub mod hostkey_store;
 pub mod limits;
+pub mod memory;
 pub mod server;
 
 pub use server::{Server, ServerConfig};
