@@ -115,8 +115,12 @@ impl Server {
     }
 }
 
+/// Every line goes through `terminal_safe`: errors may quote what a peer sent.
 fn log(msg: &str) {
-    eprintln!("sshtune serve: {msg}");
+    eprintln!(
+        "sshtune serve: {}",
+        crate::wire::sanitize::terminal_safe(msg)
+    );
 }
 
 /// A log line about the peer of `t`.
