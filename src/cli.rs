@@ -265,10 +265,20 @@ pub struct ServeArgs {
     /// Host key (OpenSSH ed25519 format); created on first use. Default: in the user's state dir.
     #[arg(long)]
     pub host_key: Option<PathBuf>,
-    /// Connections served at once; more are refused.
+    /// Logged-in connections served at once; more are refused.
     #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub max_sessions: u32,
-    /// Seconds a connection may stay silent before it is dropped.
+    /// Unauthenticated connections: from START on, refuse new ones with RATE% chance, rising to
+    /// 100% at FULL (as sshd's MaxStartups).
+    #[arg(long, default_value = "10:30:100", value_name = "START:RATE:FULL")]
+    pub max_startups: crate::serve::limits::Startups,
+    /// Unauthenticated connections from one address at once.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub per_source_max_startups: u32,
+    /// Seconds from connect to the end of authentication (as sshd's LoginGraceTime).
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub login_grace_time: u64,
+    /// Seconds a connection may stay silent (or not take our data) before it is dropped.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_timeout: u64,
     /// Also offer insecure legacy ciphers (arcfour*, blowfish-cbc, cast128-cbc, 3des-cbc, none).

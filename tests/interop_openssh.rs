@@ -187,8 +187,7 @@ fn openssh_client_macs_and_no_shell() {
     for m in [
         "hmac-sha2-256",
         "hmac-sha2-512-etm@openssh.com",
-        "hmac-sha1",
-        "umac-64-etm@openssh.com",
+        "umac-128-etm@openssh.com",
         "umac-128@openssh.com",
     ] {
         let out = s
@@ -202,13 +201,34 @@ fn openssh_client_macs_and_no_shell() {
             "{m}: {text}"
         );
     }
-    // 3des-cbc is legacy: offered only with --allow-legacy.
+    // Anything not graded ok is offered only with --allow-legacy.
+    for c in ["3des-cbc", "aes128-cbc"] {
+        let out = s
+            .ssh()
+            .args(["-c", c, "127.0.0.1", "stat"])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no matching cipher"));
+    }
+    for m in ["hmac-sha1", "umac-64-etm@openssh.com", "hmac-md5"] {
+        let out = s
+            .ssh()
+            .args(["-c", "aes128-ctr", "-m", m, "127.0.0.1", "stat"])
+            .output()
+            .unwrap();
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no matching MAC"));
+    }
     let out = s
         .ssh()
-        .args(["-c", "3des-cbc", "127.0.0.1", "stat"])
+        .args([
+            "-o",
+            "KexAlgorithms=diffie-hellman-group14-sha1",
+            "127.0.0.1",
+        ])
+        .arg("stat")
         .output()
         .unwrap();
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no matching cipher"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no matching key exchange"));
     // No command: ssh asks for a shell, which does not exist.
     let out = s
         .ssh()

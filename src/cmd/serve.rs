@@ -1,11 +1,12 @@
 use crate::cli::ServeArgs;
 use crate::serve::authorized::{Access, AuthorizedKeys};
 use crate::serve::hostkey_store;
+use crate::serve::limits::Limits;
 use crate::serve::{Server, ServerConfig};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
 use crate::transport::conn::Options;
 use crate::transport::hostkey;
-use crate::transport::kex::Preferences;
+use crate::transport::kex::{self, Preferences};
 use anyhow::{bail, Context, Result};
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -47,7 +48,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         None => hostkey_store::state_dir()?.join("host_ed25519"),
     };
     let (key, created) = hostkey_store::load_or_create(&key_path)?;
-    let prefs = Preferences::from_catalog(args.allow_legacy);
+    let (prefs, kex) = if args.allow_legacy {
+        (Preferences::from_catalog(true), kex::KEX_METHODS)
+    } else {
+        (Preferences::recommended(), kex::KEX_RECOMMENDED)
+    };
     let fp = hostkey::fingerprint(&key.public_blob());
     let cfg = ServerConfig {
         host_key: Arc::new(key),
@@ -55,14 +60,21 @@ pub fn run(args: ServeArgs) -> Result<()> {
         prefs: prefs.clone(),
         opts: Options {
             rekey_bytes: args.rekey_limit,
+            kex: Some(kex.iter().map(|k| k.to_string()).collect()),
             ..Options::default()
         },
-        max_sessions: args.max_sessions as usize,
+        limits: Limits {
+            max_sessions: args.max_sessions as usize,
+            startups: args.max_startups,
+            per_source: args.per_source_max_startups as usize,
+            login_grace: Duration::from_secs(args.login_grace_time),
+        },
         idle_timeout: Duration::from_secs(args.idle_timeout),
         window: DEFAULT_WINDOW,
         packet_size: DEFAULT_MAX_PACKET,
         verbose: true,
     };
+    crate::serve::memory::return_big_buffers();
     let server =
         Server::bind(args.listen, cfg).with_context(|| format!("listening on {}", args.listen))?;
     let addr = server.local_addr()?;
@@ -73,15 +85,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
         );
     }
     if args.allow_legacy {
-        let legacy: Vec<&str> = prefs
-            .ciphers
-            .iter()
+        let ok = Preferences::recommended();
+        let weak: Vec<&str> = (prefs.ciphers.iter().filter(|c| !ok.ciphers.contains(c)))
+            .chain(prefs.macs.iter().filter(|m| !ok.macs.contains(m)))
             .map(String::as_str)
-            .filter(|c| ciphers::cipher(c).is_some_and(|s| s.legacy))
+            .chain([kex::DH14_SHA1])
             .collect();
         eprintln!(
-            "sshtune serve: WARNING: insecure legacy ciphers enabled for measurement: {}",
-            legacy.join(",")
+            "sshtune serve: WARNING: weak and insecure algorithms enabled for measurement: {}",
+            weak.join(",")
         );
     }
     let mut out = std::io::stdout();

@@ -2,6 +2,7 @@
 //! embedded default, and the fixture the tests use.
 
 use super::authorized::{Access, AuthorizedKeys};
+use super::limits::{Limits, Startups};
 use super::server::{Server, ServerConfig};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
 use crate::transport::client::ClientConfig;
@@ -42,7 +43,17 @@ impl EmbeddedNative {
             },
             prefs: prefs.clone(),
             opts: opts.clone(),
-            max_sessions: 64,
+            // Only the bench itself connects: no early drop to make a measurement fail.
+            limits: Limits {
+                max_sessions: 64,
+                startups: Startups {
+                    start: 64,
+                    rate: 100,
+                    full: 64,
+                },
+                per_source: 64,
+                ..Limits::default()
+            },
             idle_timeout: Duration::from_secs(120),
             window: DEFAULT_WINDOW,
             packet_size: DEFAULT_MAX_PACKET,

@@ -3,8 +3,12 @@
 pub mod authorized;
 pub mod builtins;
 pub mod embedded;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub mod hostkey_store;
+pub mod limits;
+pub mod memory;
 pub mod server;
 
 pub use server::{Server, ServerConfig};

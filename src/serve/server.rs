@@ -1,6 +1,7 @@
 //! The server end: accept connections, authenticate against authorized keys, and run only
 //! the built-in commands a benchmark needs. There is no shell and no arbitrary command.
 
+use super::limits::{Gate, Limits, Refusal, SessionSlot, Startup};
 use crate::transport::auth;
 use crate::transport::channel::{self, Channel, Event};
 use crate::transport::conn::{Options, Role, Transport};
@@ -8,10 +9,10 @@ use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::Preferences;
 use crate::transport::{Error, Result};
 use crate::wire::numbers as n;
+use crate::wire::sanitize::{peer_text, PEER_TEXT_MAX};
 use crate::wire::{Reader, Writer};
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,7 +25,9 @@ pub struct ServerConfig {
     pub authorized: super::authorized::Access,
     pub prefs: Preferences,
     pub opts: Options,
-    pub max_sessions: usize,
+    /// Sessions, unauthenticated connections, per-source cap, login grace time.
+    pub limits: Limits,
+    /// Longest silence on a read, and longest wait for a write to make progress.
     pub idle_timeout: Duration,
     pub window: u32,
     pub packet_size: u32,
@@ -35,15 +38,15 @@ pub struct ServerConfig {
 pub struct Server {
     listener: TcpListener,
     cfg: Arc<ServerConfig>,
-    active: Arc<AtomicUsize>,
+    gate: Arc<Gate>,
 }
 
 impl Server {
     pub fn bind(addr: SocketAddr, cfg: ServerConfig) -> std::io::Result<Self> {
         Ok(Self {
             listener: TcpListener::bind(addr)?,
+            gate: Gate::new(cfg.limits.clone()),
             cfg: Arc::new(cfg),
-            active: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -62,19 +65,13 @@ impl Server {
                     continue;
                 }
             };
-            let cfg = self.cfg.clone();
-            let active = self.active.clone();
-            if active.fetch_add(1, Ordering::SeqCst) >= cfg.max_sessions {
-                active.fetch_sub(1, Ordering::SeqCst);
-                refuse_busy(stream);
+            let Some(startup) = self.admit(&stream) else {
                 continue;
-            }
+            };
+            let cfg = self.cfg.clone();
             let spawned = std::thread::Builder::new()
                 .name("sshtune-session".into())
-                .spawn(move || {
-                    let _guard = ActiveGuard(active);
-                    handle(stream, &cfg);
-                });
+                .spawn(move || handle(stream, &cfg, startup));
             if let Err(e) = spawned {
                 log(&format!("cannot start a session thread: {e}"));
             }
@@ -87,41 +84,80 @@ impl Server {
     }
 }
 
-struct ActiveGuard(Arc<AtomicUsize>);
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+impl Server {
+    /// A place among the unauthenticated connections, or a refusal sent and logged.
+    fn admit(&self, stream: &TcpStream) -> Option<Startup> {
+        let peer = stream.peer_addr().ok()?;
+        let refusal = match stream.try_clone() {
+            Ok(clone) => match self.gate.admit(peer.ip(), clone) {
+                Ok(s) => return Some(s),
+                Err(r) => r,
+            },
+            Err(e) => {
+                log(&format!("{peer}: {e}"));
+                return None;
+            }
+        };
+        refuse(stream, refusal);
+        let why = match refusal {
+            Refusal::Sessions => "max sessions reached".to_string(),
+            Refusal::PerSource => format!(
+                "per-source max startups ({}) reached",
+                self.cfg.limits.per_source
+            ),
+            Refusal::Startups => {
+                let (unauth, _) = self.gate.counts();
+                format!("max startups: {unauth} unauthenticated, random early drop")
+            }
+        };
+        log(&format!("{peer}: refused: {why}"));
+        None
     }
 }
 
+/// Every line goes through `terminal_safe`: errors may quote what a peer sent.
 fn log(msg: &str) {
-    eprintln!("sshtune serve: {msg}");
+    eprintln!(
+        "sshtune serve: {}",
+        crate::wire::sanitize::terminal_safe(msg)
+    );
 }
 
-fn refuse_busy(mut stream: TcpStream) {
+/// A log line about the peer of `t`.
+fn log_peer(t: &Transport, msg: &str) {
+    let peer = t.stream().peer_addr().map(|a| a.to_string());
+    log(&format!("{}: {msg}", peer.unwrap_or_default()));
+}
+
+/// Version line and DISCONNECT, without waiting for the peer: it must not hold us up.
+fn refuse(stream: &TcpStream, why: Refusal) {
     let mut w = Writer::new();
     w.u8(n::DISCONNECT)
         .u32(n::reason::TOO_MANY_CONNECTIONS)
-        .string(b"too many sessions")
+        .string(why.text().as_bytes())
         .string(b"");
     let mut out = format!("{}\r\n", crate::transport::conn::OUR_IDENT).into_bytes();
     let _ = crate::wire::plain::write_packet(&mut out, &w.into_bytes());
-    let _ = stream.write_all(&out);
-    log("refused a connection: max sessions reached");
+    let _ = stream.set_nonblocking(true);
+    let _ = (&*stream).write(&out);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
 /// One connection, start to end. Every error ends in a log line and, when the peer can
 /// still hear it, a DISCONNECT.
-fn handle(stream: TcpStream, cfg: &ServerConfig) {
+fn handle(stream: TcpStream, cfg: &ServerConfig, startup: Startup) {
     let peer_addr = stream.peer_addr().ok();
     let peer = peer_addr
         .map(|a| a.to_string())
         .unwrap_or_else(|| "?".into());
-    if let Err(e) = stream.set_read_timeout(Some(cfg.idle_timeout)) {
+    let timeouts = stream
+        .set_read_timeout(Some(cfg.idle_timeout))
+        .and_then(|_| stream.set_write_timeout(Some(cfg.idle_timeout)));
+    if let Err(e) = timeouts {
         log(&format!("{peer}: {e}"));
         return;
     }
+    let grace = cfg.limits.login_grace.as_secs();
     let raw = stream.try_clone().ok();
     let mut t = match Transport::handshake(
         stream,
@@ -130,6 +166,12 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
         cfg.opts.clone(),
     ) {
         Ok(t) => t,
+        Err(_) if startup.expired() => {
+            log(&format!(
+                "{peer}: login grace time ({grace} s) ran out during key exchange, dropped"
+            ));
+            return;
+        }
         Err(e) if is_idle(&e) => {
             log(&format!(
                 "{peer}: silent for {} s during key exchange (idle timeout), dropped",
@@ -153,16 +195,22 @@ fn handle(stream: TcpStream, cfg: &ServerConfig) {
             return;
         }
     };
-    match session(&mut t, cfg, peer_addr.map(|a| a.ip())) {
+    let mut startup = Some(startup);
+    match session(&mut t, cfg, peer_addr.map(|a| a.ip()), &mut startup) {
         Ok(summary) => {
             if cfg.verbose {
                 log(&format!("{peer}: {summary}"));
             }
         }
+        Err(_) if startup.as_ref().is_some_and(Startup::expired) => {
+            log(&format!(
+                "{peer}: login grace time ({grace} s) ran out before authentication, dropped"
+            ));
+        }
         Err(Error::Closed) => {}
         Err(e) if is_idle(&e) => {
             log(&format!(
-                "{peer}: silent for {} s (idle timeout), disconnected",
+                "{peer}: silent or not reading for {} s (idle timeout), disconnected",
                 cfg.idle_timeout.as_secs()
             ));
             t.disconnect(n::reason::BY_APPLICATION, "idle timeout");
@@ -192,22 +240,25 @@ fn is_idle(e: &Error) -> bool {
 
 /// Authenticates, then serves session channels one after another until the client leaves
 /// (clients such as AsyncSSH reuse one connection for several commands).
-fn session(t: &mut Transport, cfg: &ServerConfig, peer: Option<IpAddr>) -> Result<String> {
+fn session(
+    t: &mut Transport,
+    cfg: &ServerConfig,
+    peer: Option<IpAddr>,
+    startup: &mut Option<Startup>,
+) -> Result<String> {
     let gate = super::gate::Gate {
         access: &cfg.authorized,
         peer,
         verbose: cfg.verbose,
     };
     let login = auth::server(t, &gate)?;
-    let user = crate::wire::sanitize::peer_text(
-        login.user.as_bytes(),
-        crate::wire::sanitize::PEER_TEXT_MAX,
-    );
+    let user = &login.user;
     let algs = t
         .negotiated
         .as_ref()
         .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
         .unwrap_or_default();
+    let _slot = logged_in(t, cfg, startup)?;
     let mut commands = Vec::new();
     loop {
         let mut ch = match open_channel(t, cfg) {
@@ -220,13 +271,42 @@ fn session(t: &mut Transport, cfg: &ServerConfig, peer: Option<IpAddr>) -> Resul
         }
     }
     Ok(format!(
-        "user {user}, {algs}, {} rekeys: {}",
+        "user {}, client {}, {algs}, {} rekeys: {}",
+        peer_text(user.as_bytes(), PEER_TEXT_MAX),
+        peer_text(t.peer_ident().as_bytes(), PEER_TEXT_MAX),
         t.rekeys,
         commands.join("; ")
     ))
 }
 
-fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
+/// After authentication: the connection leaves the unauthenticated count for a session slot
+/// (or is told that none is free), and may now queue a full channel window during a rekey.
+fn logged_in(
+    t: &mut Transport,
+    cfg: &ServerConfig,
+    startup: &mut Option<Startup>,
+) -> Result<SessionSlot> {
+    let Some(s) = startup.take() else {
+        return Err(Error::protocol("authenticated twice"));
+    };
+    if s.expired() {
+        *startup = Some(s);
+        return Err(Error::Closed);
+    }
+    match s.promote() {
+        Ok(slot) => {
+            t.set_pending_limit(crate::transport::conn::pending_limit(cfg.window));
+            Ok(slot)
+        }
+        Err(r) => {
+            log_peer(t, &format!("logged in, but refused: {}", r.text()));
+            t.disconnect(n::reason::TOO_MANY_CONNECTIONS, r.text());
+            Err(Error::Closed)
+        }
+    }
+}
+
+pub(crate) fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
     loop {
         t.recv()?;
         let p = t.payload();
@@ -238,9 +318,26 @@ fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Channel> {
                 let window = r.u32("initial window")? as u64;
                 let max_packet = r.u32("maximum packet")?;
                 if kind != b"session" {
-                    channel::refuse_open(t)?;
+                    log_peer(
+                        t,
+                        &format!(
+                            "refused a channel of type \"{}\"",
+                            peer_text(kind, PEER_TEXT_MAX)
+                        ),
+                    );
+                    let why = "only session channels";
+                    channel::refuse_open_as(t, sender, channel::OPEN_UNKNOWN_CHANNEL_TYPE, why)?;
                     continue;
                 }
+                let max_packet = match channel::peer_max_packet(max_packet) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        log_peer(t, &format!("refused a session channel: {e}"));
+                        let why = "maximum packet size too small";
+                        channel::refuse_open_as(t, sender, channel::OPEN_PROHIBITED, why)?;
+                        continue;
+                    }
+                };
                 let mut w = Writer::new();
                 w.u8(n::CHANNEL_OPEN_CONFIRMATION)
                     .u32(sender)
@@ -298,7 +395,10 @@ fn run_channel(
                 while !ch.closed {
                     ch.next_event(t)?;
                 }
-                return Ok(Some(format!("{cmd:?} exit {code}")));
+                return Ok(Some(format!(
+                    "\"{}\" exit {code}",
+                    peer_text(&command, PEER_TEXT_MAX)
+                )));
             }
             Event::Close => {
                 ch.send_close(t)?;

@@ -4,6 +4,7 @@
 use super::conn::Transport;
 use super::error::{Error, Result};
 use crate::wire::numbers as n;
+use crate::wire::sanitize::PEER_TEXT_MAX;
 use crate::wire::{Reader, Writer};
 
 /// Our receive window. OpenSSH uses 2 MiB; a larger one keeps a fast sender from stalling
@@ -13,6 +14,23 @@ pub const DEFAULT_WINDOW: u32 = 8 << 20;
 pub const DEFAULT_MAX_PACKET: u32 = 32 * 1024;
 /// Bytes of CHANNEL_DATA framing before the data itself.
 const DATA_HEADER: usize = 9;
+/// The smallest maximum packet size we accept from a peer. RFC 4254 §5.1 sets no floor, but
+/// with 0 no data fits (we would send empty CHANNEL_DATA forever) and a few bytes turn each
+/// write into thousands of packets; every real client offers 16 KiB or more.
+pub const MIN_PEER_MAX_PACKET: u32 = 1024;
+/// The largest data payload that fits one of our packets, whatever the peer offers.
+const MAX_DATA: u32 = (super::packet::MAX_PACKET_LEN - 1024) as u32;
+
+/// A peer's maximum packet size at CHANNEL_OPEN / OPEN_CONFIRMATION: refused below
+/// `MIN_PEER_MAX_PACKET`, clamped to what one of our packets holds.
+pub fn peer_max_packet(max_packet: u32) -> Result<u32> {
+    if max_packet < MIN_PEER_MAX_PACKET {
+        return Err(Error::protocol(format!(
+            "channel maximum packet size {max_packet} is below {MIN_PEER_MAX_PACKET}"
+        )));
+    }
+    Ok(max_packet.min(MAX_DATA))
+}
 
 #[derive(Debug)]
 pub enum Event {
@@ -69,7 +87,7 @@ impl Channel {
                     let local_id = r.u32("recipient channel")?;
                     let remote_id = r.u32("sender channel")?;
                     let remote_window = r.u32("initial window")? as u64;
-                    let remote_max_packet = r.u32("maximum packet")?;
+                    let remote_max_packet = peer_max_packet(r.u32("maximum packet")?)?;
                     return Ok(Self::new(
                         local_id,
                         remote_id,
@@ -83,7 +101,8 @@ impl Channel {
                     let mut r = Reader::new(&p[1..]);
                     let _ = r.u32("recipient");
                     let code = r.u32("reason").unwrap_or(0);
-                    let text = r.utf8("description").unwrap_or("").to_string();
+                    let text = r.string("description").unwrap_or_default();
+                    let text = crate::wire::sanitize::peer_text(text, PEER_TEXT_MAX);
                     return Err(Error::protocol(format!(
                         "server refused the session channel ({code}): {text}"
                     )));
@@ -206,6 +225,10 @@ impl Channel {
                 n::CHANNEL_WINDOW_ADJUST => {
                     self.remote_window += r.u32("bytes to add")? as u64;
                     r.finish()?;
+                    // RFC 4254 §5.2: a window never exceeds 2^32 - 1 bytes.
+                    if self.remote_window > u32::MAX as u64 {
+                        return Err(Error::protocol("window adjusted beyond 2^32 - 1 bytes"));
+                    }
                     return Ok(Event::Window);
                 }
                 n::CHANNEL_DATA | n::CHANNEL_EXTENDED_DATA => {
@@ -301,6 +324,9 @@ impl Channel {
                 .min(self.remote_window.min(u32::MAX as u64) as usize)
                 .min(self.remote_max_packet as usize)
                 .min(self.packet_size as usize);
+            if n == 0 {
+                return Err(Error::protocol("channel maximum packet size is 0"));
+            }
             let buf = t.begin()?;
             buf.reserve(DATA_HEADER + n);
             buf.push(n::CHANNEL_DATA);
@@ -330,11 +356,25 @@ pub fn refuse_open(t: &mut Transport) -> Result<()> {
     let mut r = Reader::new(&t.payload()[1..]);
     r.string("channel type")?;
     let sender = r.u32("sender channel")?;
+    refuse_open_as(
+        t,
+        sender,
+        OPEN_PROHIBITED,
+        "only one session per connection",
+    )
+}
+
+/// RFC 4254 §5.1 reason codes.
+pub const OPEN_PROHIBITED: u32 = 1;
+pub const OPEN_UNKNOWN_CHANNEL_TYPE: u32 = 3;
+
+/// CHANNEL_OPEN_FAILURE for the peer's channel `sender`.
+pub fn refuse_open_as(t: &mut Transport, sender: u32, code: u32, why: &str) -> Result<()> {
     let mut w = Writer::new();
     w.u8(n::CHANNEL_OPEN_FAILURE)
         .u32(sender)
-        .u32(1)
-        .string(b"only one session per connection")
+        .u32(code)
+        .string(why.as_bytes())
         .string(b"");
     t.send(&w.into_bytes())
 }

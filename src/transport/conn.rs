@@ -18,6 +18,17 @@ use std::sync::Arc;
 
 pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"));
 
+/// Bytes of peer messages we hold while a rekey we started waits for the peer's KEXINIT,
+/// before it has authenticated: a few requests fit, a flood does not.
+pub const PENDING_LIMIT: usize = 4 * super::packet::MAX_PACKET_LEN;
+
+/// The same once a channel may carry data: the whole receive `window` we granted may be in
+/// flight when our KEXINIT leaves, plus room for the packets around it. A client's default,
+/// since it grants whatever window it is asked to.
+pub fn pending_limit(window: u32) -> usize {
+    window as usize + PENDING_LIMIT
+}
+
 /// Called with the server's host key blob during the initial exchange; Err refuses it.
 pub type HostKeyCheck = Box<dyn FnMut(&[u8]) -> Result<()> + Send>;
 
@@ -54,6 +65,9 @@ pub struct Transport {
     limit_blocks_in: u64,
     /// Messages that arrived while a rekey we started was waiting for the peer's KEXINIT.
     pending: VecDeque<Vec<u8>>,
+    /// Bytes in `pending`, and how many it may hold before we disconnect.
+    pending_bytes: usize,
+    pending_limit: usize,
     current: Option<Vec<u8>>,
     pub rekeys: u32,
 }
@@ -94,6 +108,12 @@ impl Transport {
             limit_blocks_out: u64::MAX,
             limit_blocks_in: u64::MAX,
             pending: VecDeque::new(),
+            pending_bytes: 0,
+            pending_limit: if is_server {
+                PENDING_LIMIT
+            } else {
+                pending_limit(u32::MAX)
+            },
             current: None,
             rekeys: 0,
         };
@@ -120,6 +140,12 @@ impl Transport {
         }
     }
 
+    /// How many bytes of messages may wait while a rekey we started waits for the peer's
+    /// KEXINIT (`PENDING_LIMIT` until changed).
+    pub fn set_pending_limit(&mut self, bytes: usize) {
+        self.pending_limit = bytes;
+    }
+
     pub fn stream(&self) -> &TcpStream {
         self.reader.get_ref()
     }
@@ -128,6 +154,7 @@ impl Transport {
     pub fn recv(&mut self) -> Result<()> {
         loop {
             if let Some(p) = self.pending.pop_front() {
+                self.pending_bytes -= p.len();
                 self.current = Some(p);
                 return Ok(());
             }
@@ -213,7 +240,16 @@ impl Transport {
                             "message {num} before KEXINIT in a re-exchange"
                         )))
                     }
-                    Some(_) => self.pending.push_back(p.to_vec()),
+                    Some(_) => {
+                        self.pending_bytes += p.len();
+                        if self.pending_bytes > self.pending_limit {
+                            return Err(Error::protocol(format!(
+                                "more than {} bytes of messages without answering our KEXINIT",
+                                self.pending_limit
+                            )));
+                        }
+                        self.pending.push_back(p.to_vec());
+                    }
                     None => return Err(Error::protocol("empty message")),
                 }
             },

@@ -27,6 +27,11 @@ pub trait Opener: Send {
     fn wire_len(&mut self, seq: u32, first: &mut [u8]) -> Result<usize>;
     /// Authenticates and decrypts the whole packet in place; returns where the payload is.
     fn open(&mut self, seq: u32, buf: &mut [u8]) -> Result<Range<usize>>;
+    /// A bad length or MAC must not be reported before a fixed amount was read (CBC with an
+    /// encrypt-and-MAC MAC, where the moment of failure leaks plaintext bits).
+    fn discards_on_error(&self) -> bool {
+        false
+    }
 }
 
 /// The state before the first NEWKEYS: no encryption, no MAC.
@@ -199,6 +204,9 @@ mod backend {
         }
         fn open(&mut self, seq: u32, buf: &mut [u8]) -> Result<Range<usize>> {
             OpeningKey::open(self, seq, buf).map_err(map)
+        }
+        fn discards_on_error(&self) -> bool {
+            self.cipher().kind == ciphers::CipherKind::Cbc && !self.framing().length_in_clear
         }
     }
 }

@@ -5,7 +5,9 @@
 use super::crypt::DirectionKeys;
 use super::error::{Error, Result};
 use crate::wire::kexinit::KexInit;
+use crate::wire::sanitize::PEER_TEXT_MAX;
 use crate::wire::Writer;
+use ciphers::Grade;
 use ring::agreement;
 use ring::digest;
 
@@ -17,6 +19,9 @@ pub const DH14_SHA1: &str = "diffie-hellman-group14-sha1";
 /// Key exchange methods in our preference order: X25519 first; the 2048-bit MODP group
 /// (RFC 8268, RFC 4253 §8.2) for old boards whose sshd has nothing newer.
 pub const KEX_METHODS: &[&str] = &[CURVE25519, CURVE25519_LIBSSH, DH14_SHA256, DH14_SHA1];
+
+/// What `sshtune serve` offers by default: no SHA-1 exchange hash.
+pub const KEX_RECOMMENDED: &[&str] = &[CURVE25519, CURVE25519_LIBSSH, DH14_SHA256];
 
 /// The hash a key exchange method uses for H and for key derivation.
 pub fn kex_hash(method: &str) -> &'static digest::Algorithm {
@@ -39,6 +44,25 @@ impl Preferences {
     /// Every algorithm this build runs, without the legacy ones.
     pub fn modern() -> Self {
         Self::from_catalog(false)
+    }
+
+    /// Only what the catalog grades `ok`: the default offer of `sshtune serve`, which a
+    /// stranger on the network talks to. Everything weaker needs `--allow-legacy`.
+    pub fn recommended() -> Self {
+        let ok_cipher = |c: &&str| ciphers::cipher(c).is_some_and(|s| s.grade == Grade::Ok);
+        let ok_mac = |m: &&str| ciphers::mac(m).is_some_and(|s| s.grade == Grade::Ok);
+        Self {
+            ciphers: super::crypt::supported_ciphers()
+                .into_iter()
+                .filter(ok_cipher)
+                .map(String::from)
+                .collect(),
+            macs: super::crypt::supported_macs()
+                .into_iter()
+                .filter(ok_mac)
+                .map(String::from)
+                .collect(),
+        }
     }
 
     pub fn from_catalog(allow_legacy: bool) -> Self {
@@ -124,9 +148,15 @@ fn pick(what: &'static str, client: &[String], server: &[String]) -> Result<Stri
         .cloned()
         .ok_or_else(|| Error::NoCommonAlgorithm {
             what,
-            ours: client.join(","),
-            theirs: server.join(","),
+            ours: listed(client),
+            theirs: listed(server),
         })
+}
+
+/// A name-list for an error message: names are printable ASCII (the decoder checks), but a
+/// peer's list may be long, so only its start reaches a log line.
+fn listed(names: &[String]) -> String {
+    crate::wire::sanitize::peer_text(names.join(",").as_bytes(), 2 * PEER_TEXT_MAX)
 }
 
 fn catalog_cipher(name: &str) -> Result<&'static ciphers::CipherSpec> {
@@ -428,6 +458,25 @@ mod tests {
             )[..],
             &k[..16]
         );
+    }
+
+    #[test]
+    fn recommended_offer_is_only_ok_graded() {
+        let p = Preferences::recommended();
+        for c in ["aes128-cbc", "3des-cbc", "arcfour", "none"] {
+            assert!(!p.ciphers.iter().any(|x| x == c), "{c}");
+        }
+        for m in [
+            "hmac-sha1",
+            "hmac-sha1-96",
+            "umac-64@openssh.com",
+            "hmac-md5",
+        ] {
+            assert!(!p.macs.iter().any(|x| x == m), "{m}");
+        }
+        assert!(p.ciphers.iter().any(|c| c == "aes128-gcm@openssh.com"));
+        assert!(p.macs.iter().any(|m| m == "hmac-sha2-256-etm@openssh.com"));
+        assert!(!KEX_RECOMMENDED.contains(&DH14_SHA1));
     }
 
     #[test]

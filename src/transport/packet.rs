@@ -88,14 +88,18 @@ impl<R: Read> PacketReader<R> {
         let first = self.opener.first_len();
         self.fill(first)?;
         let s = self.start;
-        let wire = self.opener.wire_len(seq, &mut self.buf[s..s + first])?;
-        if !(first..=MAX_PACKET_LEN + 256).contains(&wire) {
-            return Err(Error::Packet(format!("invalid packet size {wire}")));
-        }
+        let wire = match self.opener.wire_len(seq, &mut self.buf[s..s + first]) {
+            Ok(w) if (first..=MAX_PACKET_LEN + 256).contains(&w) => w,
+            Ok(w) => return Err(self.discard(Error::Packet(format!("invalid packet size {w}")))),
+            Err(e) => return Err(self.discard(e)),
+        };
         self.fill(wire)?;
         // fill() may have moved the buffered bytes to the front.
         let s = self.start;
-        let range = self.opener.open(seq, &mut self.buf[s..s + wire])?;
+        let range = match self.opener.open(seq, &mut self.buf[s..s + wire]) {
+            Ok(r) => r,
+            Err(e) => return Err(self.discard(e)),
+        };
         self.cur = (s + range.start, s + range.end);
         self.start = s + wire;
         if self.start == self.end {
@@ -108,6 +112,30 @@ impl<R: Read> PacketReader<R> {
         self.since_kex.bytes += wire as u64;
         self.since_kex.blocks += (wire / self.opener.block_len().max(8)) as u64;
         Ok(())
+    }
+
+    /// The length oracle of Albrecht, Paterson and Watson (2009): with CBC and
+    /// encrypt-and-MAC, failing at once on a bad length but only after reading a plausible
+    /// one tells the attacker bits of the first decrypted block. So, like OpenSSH's
+    /// `packet_discard`, read `MAX_PACKET_LEN` bytes from the start of the bad packet either
+    /// way (or until the peer stops) before reporting `e`. The connection is dead afterwards.
+    fn discard(&mut self, e: Error) -> Error {
+        if !self.opener.discards_on_error() {
+            return e;
+        }
+        let mut left = MAX_PACKET_LEN.saturating_sub(self.end - self.start);
+        while left > 0 {
+            let n = left.min(self.buf.len());
+            match self.r.read(&mut self.buf[..n]) {
+                Ok(0) => break,
+                Ok(got) => left -= got,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        self.start = 0;
+        self.end = 0;
+        e
     }
 
     pub fn payload(&self) -> &[u8] {
@@ -231,6 +259,86 @@ mod tests {
 #[cfg(test)]
 mod regression {
     use super::*;
+    use crate::transport::crypt::{self, DirectionKeys};
+
+    /// A peer that delivers a few bytes per read, as a network does, counting what was read.
+    struct Trickle {
+        data: Vec<u8>,
+        pos: usize,
+    }
+
+    impl Read for Trickle {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(16).min(self.data.len() - self.pos);
+            buf[..n].copy_from_slice(&self.data[self.pos..self.pos + n]);
+            self.pos += n;
+            Ok(n)
+        }
+    }
+
+    fn keys(cipher: &'static str, mac: &'static str, mac_key: u8) -> DirectionKeys {
+        DirectionKeys {
+            cipher,
+            mac: Some(mac),
+            iv: vec![7; 64],
+            key: vec![9; 64],
+            mac_key: vec![mac_key; 64],
+        }
+    }
+
+    /// Bytes read before a bad packet is reported.
+    fn read_before_error(keys: &DirectionKeys, wire: Vec<u8>) -> usize {
+        let mut r = PacketReader::new(Trickle { data: wire, pos: 0 });
+        r.set_opener(crypt::opener(keys).unwrap());
+        assert!(r.read_next().is_err());
+        r.get_ref().pos
+    }
+
+    /// A packet sealed with another MAC key: its length is plausible, its MAC fails.
+    fn bad_mac_packet(cipher: &'static str, mac: &'static str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut w = PacketWriter::new(&mut out);
+        w.set_sealer(crypt::sealer(&keys(cipher, mac, 4)).unwrap());
+        w.send_payload(&[94; 1000]).unwrap();
+        out
+    }
+
+    /// CBC with an encrypt-and-MAC MAC used to fail on a bad length after one block and on a
+    /// bad MAC after the whole packet: the difference is the length oracle.
+    #[test]
+    fn cbc_with_encrypt_and_mac_discards_before_failing() {
+        let (cbc, mac) = ("aes128-cbc", "hmac-sha2-256");
+        let mut garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
+        assert_eq!(
+            read_before_error(&keys(cbc, mac, 3), garbage.clone()),
+            MAX_PACKET_LEN
+        );
+        let mut bad_mac = bad_mac_packet(cbc, mac);
+        bad_mac.append(&mut garbage);
+        assert_eq!(
+            read_before_error(&keys(cbc, mac, 3), bad_mac),
+            MAX_PACKET_LEN
+        );
+        // A peer that hangs up during the discard ends it.
+        assert_eq!(read_before_error(&keys(cbc, mac, 3), vec![0x5a; 100]), 100);
+    }
+
+    /// Where the length is authenticated or not CBC there is no oracle: fail at once.
+    #[test]
+    fn other_framings_fail_at_once() {
+        let garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
+        assert!(read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), garbage.clone()) <= 16);
+        let etm = "hmac-sha2-256-etm@openssh.com";
+        assert!(read_before_error(&keys("aes128-cbc", etm, 3), garbage) <= 16);
+        let bad_mac = bad_mac_packet("aes128-ctr", "hmac-sha2-256");
+        let len = bad_mac.len();
+        let mut wire = bad_mac;
+        wire.extend_from_slice(&[0; 4096]);
+        assert_eq!(
+            read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), wire),
+            len
+        );
+    }
 
     /// A packet straddling the end of the read buffer used to be read at its old offset
     /// after the buffer was compacted.

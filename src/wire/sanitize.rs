@@ -33,6 +33,24 @@ pub fn peer_text(bytes: &[u8], max: usize) -> String {
     out
 }
 
+/// A whole log line made safe for a terminal: like `peer_text` but without a length cut and
+/// leaving `\` alone, so the peer strings already escaped inside it read the same. The last
+/// line of defence for a message that quotes a peer string nobody sanitised.
+pub fn terminal_safe(line: &str) -> std::borrow::Cow<'_, str> {
+    if !line.chars().any(|c| c != '\\' && is_unsafe(c)) {
+        return line.into();
+    }
+    let mut out = String::with_capacity(line.len() + 16);
+    for c in line.chars() {
+        if c != '\\' && is_unsafe(c) {
+            out.push_str(&peer_text(c.encode_utf8(&mut [0; 4]).as_bytes(), 1));
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 /// Characters a terminal acts on or that reorder or hide text around them.
 fn is_unsafe(c: char) -> bool {
     c.is_control()
@@ -54,6 +72,13 @@ mod tests {
         assert_eq!(peer_text("a\u{202e}b".as_bytes(), 50), "a\\u{202e}b");
         assert_eq!(peer_text(b"line\r\nnext", 50), "line\\x0d\\x0anext");
         assert_eq!(peer_text(b"back\\slash", 50), "back\\x5cslash");
+    }
+
+    #[test]
+    fn log_lines_keep_escapes_but_lose_control_characters() {
+        assert_eq!(terminal_safe("a \\x1b b"), "a \\x1b b");
+        assert_eq!(terminal_safe("key type \x1b[2J"), "key type \\x1b[2J");
+        assert_eq!(terminal_safe("bidi \u{202e}"), "bidi \\u{202e}");
     }
 
     #[test]
