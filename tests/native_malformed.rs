@@ -198,7 +198,7 @@ fn max_sessions_and_idle_timeout() {
     // A silent connection is not logged in: it holds no session slot...
     let (_silent, _r) = s.raw();
     // ...so a login takes the only one...
-    let cfg = native_cfg(&s);
+    let cfg = s.client_cfg(sshtune::transport::kex::Preferences::recommended());
     let mut held = sshtune::transport::client::connect("127.0.0.1", s.port, &cfg).unwrap();
     // A channel round trip: the server has counted the login once it answers.
     sshtune::transport::channel::Channel::open_session(&mut held, 1 << 20, 32768).unwrap();
@@ -212,23 +212,4 @@ fn max_sessions_and_idle_timeout() {
     assert!(log.contains("max sessions"), "{log}");
     assert!(log.contains("(idle timeout)"), "{log}");
     s.still_serves();
-}
-
-fn native_cfg(s: &support::native::Serve) -> sshtune::transport::client::ClientConfig {
-    let known = s.dir.path().join("known_hosts_native");
-    let pubkey = std::fs::read_to_string(s.dir.path().join("host_ed25519.pub")).unwrap();
-    std::fs::write(&known, format!("[127.0.0.1]:{} {pubkey}", s.port)).unwrap();
-    sshtune::transport::client::ClientConfig {
-        user: nix::unistd::User::from_uid(nix::unistd::getuid())
-            .unwrap()
-            .unwrap()
-            .name,
-        key: s.user_key.clone(),
-        known_hosts: known,
-        prefs: sshtune::transport::kex::Preferences::recommended(),
-        opts: Default::default(),
-        window: 1 << 20,
-        packet_size: 32768,
-        connect_timeout: Duration::from_secs(5),
-    }
 }

@@ -14,23 +14,7 @@ use std::time::Duration;
 use support::native::{start_serve, Serve};
 
 fn client_cfg(s: &Serve) -> ClientConfig {
-    let known = s.dir.path().join("known_hosts_native");
-    let pubkey = std::fs::read_to_string(s.dir.path().join("host_ed25519.pub")).unwrap();
-    std::fs::write(&known, format!("[127.0.0.1]:{} {pubkey}", s.port)).unwrap();
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
-    ClientConfig {
-        user,
-        key: s.user_key.clone(),
-        known_hosts: known,
-        prefs: sshtune::transport::kex::Preferences::recommended(),
-        opts: Default::default(),
-        window: 1 << 20,
-        packet_size: 32768,
-        connect_timeout: Duration::from_secs(5),
-    }
+    s.client_cfg(sshtune::transport::kex::Preferences::recommended())
 }
 
 /// A TCP connection to the server from a chosen loopback address (127.0.0.0/8 is all ours).

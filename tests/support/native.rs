@@ -96,21 +96,27 @@ impl Serve {
         (s, r)
     }
 
-    /// A full login and `sink` run with the none cipher: proves the server still serves.
-    pub fn still_serves(&self) {
+    /// A native client configuration that logs in to this server as `u` (one of the names
+    /// the fixture lists with `--user`), trusting its host key.
+    pub fn client_cfg(&self, prefs: sshtune::transport::kex::Preferences) -> ClientConfig {
         let known = self.dir.path().join("known_hosts");
         let pubkey = std::fs::read_to_string(self.dir.path().join("host_ed25519.pub")).unwrap();
         std::fs::write(&known, format!("[127.0.0.1]:{} {pubkey}", self.port)).unwrap();
-        let cfg = ClientConfig {
+        ClientConfig {
             user: "u".into(),
             key: self.user_key.clone(),
             known_hosts: known,
-            prefs: sshtune::transport::kex::Preferences::from_catalog(true),
+            prefs,
             opts: Default::default(),
             window: 1 << 20,
             packet_size: 32768,
             connect_timeout: Duration::from_secs(5),
-        };
+        }
+    }
+
+    /// A full login and `sink` run with the none cipher: proves the server still serves.
+    pub fn still_serves(&self) {
+        let cfg = self.client_cfg(sshtune::transport::kex::Preferences::from_catalog(true));
         let t = connect("127.0.0.1", self.port, &cfg).unwrap();
         let e = Exec::start(t, "stat", cfg.window, cfg.packet_size).unwrap();
         assert_eq!(e.finish().unwrap().0, Some(0));
