@@ -1,6 +1,6 @@
 //! Authentication on `sshtune serve` against the real OpenSSH: one authorized_keys file read
 //! by a private sshd and by serve, the real `ssh` logging in with each listed key, the same
-//! accept/refuse expected from both (docs/security-auth.md lists the deliberate
+//! accept/refuse expected from both (docs/security.md lists the deliberate
 //! differences); user names; and the native client's ECDSA and RSA keys from files and from
 //! a real ssh-agent.
 
