@@ -44,28 +44,7 @@ fn me() -> String {
 
 /// Whether the real `ssh` gets a session (any exit status but ssh's own 255 "denied").
 fn ssh_logs_in(port: u16, known: &Path, key: &Path, user: &str, extra: &[&str]) -> bool {
-    let out = Command::new("ssh")
-        .args(["-F", "/dev/null", "-p", &port.to_string(), "-i"])
-        .arg(key)
-        .arg("-o")
-        .arg(format!("UserKnownHostsFile={}", known.display()))
-        .args([
-            "-o",
-            "GlobalKnownHostsFile=/dev/null",
-            "-o",
-            "StrictHostKeyChecking=yes",
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "IdentitiesOnly=yes",
-            "-o",
-            "IdentityAgent=none",
-            "-o",
-            "UpdateHostKeys=no",
-            "-T",
-            "-l",
-            user,
-        ])
+    let out = support::native::openssh_client(port, known, key, user)
         .args(extra)
         .args(["127.0.0.1", "sink"])
         .stdin(Stdio::null())

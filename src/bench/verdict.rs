@@ -27,7 +27,7 @@ pub const PATH_AGREE_FLOOR: f64 = 0.05;
 pub const PATH_MAX_SPREAD: f64 = 0.20;
 
 /// One end of a transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Side {
     Client,
     Server,

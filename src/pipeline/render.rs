@@ -188,7 +188,7 @@ fn csv(report: &PipelineReport) -> anyhow::Result<String> {
     let groups: Vec<String> = ["client", "server"]
         .iter()
         .flat_map(|side| {
-            super::sampler::Side::groups(if *side == "client" {
+            super::sampler::groups(if *side == "client" {
                 super::sampler::Side::Client
             } else {
                 super::sampler::Side::Server

@@ -15,35 +15,22 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Side {
-    Client,
-    Server,
-}
+pub use crate::bench::verdict::Side;
 
-impl Side {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Side::Client => "client",
-            Side::Server => "server",
-        }
-    }
-
-    /// The groups that belong to this end of the pipeline. On loopback both samplers see every
-    /// process; reporting each group on one side only keeps them from being counted twice.
-    pub fn groups(self) -> &'static [&'static str] {
-        match self {
-            Side::Client => &["rsync-sender", "ssh"],
-            Side::Server => &[
-                "sshd",
-                "rsync-receiver",
-                "kcryptd",
-                "dmcrypt_write",
-                "irq",
-                "ksoftirqd",
-                "kworker",
-            ],
-        }
+/// The groups that belong to this end of the pipeline. On loopback both samplers see every
+/// process; reporting each group on one side only keeps them from being counted twice.
+pub fn groups(side: Side) -> &'static [&'static str] {
+    match side {
+        Side::Client => &["rsync-sender", "ssh"],
+        Side::Server => &[
+            "sshd",
+            "rsync-receiver",
+            "kcryptd",
+            "dmcrypt_write",
+            "irq",
+            "ksoftirqd",
+            "kworker",
+        ],
     }
 }
 
@@ -474,7 +461,7 @@ pub fn series(intervals: &[Interval], t0: Instant) -> Vec<Tick> {
                 .cpu
                 .iter()
                 .filter(|(g, _)| {
-                    i.side.groups().contains(&g.as_str()) || TOTALS.contains(&g.as_str())
+                    groups(i.side).contains(&g.as_str()) || TOTALS.contains(&g.as_str())
                 })
                 .map(|(g, v)| (g.clone(), (v * 10.0).round() / 10.0))
                 .collect(),
@@ -499,7 +486,7 @@ pub fn shares(intervals: &[Interval], prefix: &str) -> Vec<(Side, String, f64)> 
         if total <= 0.0 {
             continue;
         }
-        for g in side.groups().iter().chain(TOTALS) {
+        for g in groups(side).iter().chain(TOTALS) {
             let sum = mine
                 .iter()
                 .filter_map(|i| {

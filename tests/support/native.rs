@@ -175,28 +175,39 @@ impl Serve {
     /// The real OpenSSH client, set up to trust only this server and use only our key.
     pub fn ssh(&self) -> Command {
         let (key, known) = self.ssh_files();
-        let mut c = Command::new("ssh");
-        c.args(["-F", "/dev/null", "-p", &self.port.to_string(), "-i"])
-            .arg(&key)
-            .arg("-o")
-            .arg(format!("UserKnownHostsFile={}", known.display()))
-            .args([
-                "-o",
-                "GlobalKnownHostsFile=/dev/null",
-                "-o",
-                "StrictHostKeyChecking=yes",
-                "-o",
-                "BatchMode=yes",
-                "-o",
-                "IdentitiesOnly=yes",
-                "-o",
-                "IdentityAgent=none",
-                "-o",
-                "UpdateHostKeys=no",
-                "-T",
-                "-l",
-                "tester",
-            ]);
-        c
+        openssh_client(self.port, &known, &key, "tester")
     }
+}
+
+/// The real OpenSSH client for a server on 127.0.0.1:`port`: no config file, no agent, only
+/// `key`, only the host keys in `known`, never a prompt; logs in as `user`. Add the command.
+pub fn openssh_client(
+    port: u16,
+    known: &std::path::Path,
+    key: &std::path::Path,
+    user: &str,
+) -> Command {
+    let mut c = Command::new("ssh");
+    c.args(["-F", "/dev/null", "-p", &port.to_string(), "-i"])
+        .arg(key)
+        .arg("-o")
+        .arg(format!("UserKnownHostsFile={}", known.display()))
+        .args([
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-o",
+            "IdentityAgent=none",
+            "-o",
+            "UpdateHostKeys=no",
+            "-T",
+            "-l",
+            user,
+        ]);
+    c
 }
