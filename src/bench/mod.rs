@@ -6,6 +6,7 @@
 pub mod ceiling;
 pub mod executor;
 pub mod model;
+pub mod names;
 pub mod native;
 pub mod openssh;
 pub mod remote;

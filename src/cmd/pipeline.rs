@@ -5,6 +5,9 @@ use crate::pipeline::{render, run};
 use anyhow::{bail, Context, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
     let quiet = args.quiet;
     let say = move |msg: &str| {
         if !quiet {
