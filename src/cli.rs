@@ -88,6 +88,17 @@ impl BenchArgs {
 }
 
 impl SshArgs {
+    /// What the bench report records of these arguments.
+    pub fn used(&self) -> crate::bench::model::SshArgsUsed {
+        crate::bench::model::SshArgsUsed {
+            port: self.port,
+            login: self.login.clone(),
+            identity: self.identity.as_ref().map(|p| p.display().to_string()),
+            ssh_config: self.config.as_ref().map(|p| p.display().to_string()),
+            options: self.option.clone(),
+        }
+    }
+
     pub fn to_ssh_options(&self) -> Vec<String> {
         let mut v = Vec::new();
         if let Some(c) = &self.config {

@@ -11,6 +11,7 @@ pub mod native;
 pub mod openssh;
 pub mod remote;
 pub mod run;
+pub mod ssh_args;
 pub mod stats;
 pub mod verdict;
 pub mod window;

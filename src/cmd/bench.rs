@@ -281,6 +281,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         results,
         warnings,
         path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
+        ssh_args: args.ssh.used(),
     };
     Ok(report)
 }
