@@ -556,10 +556,11 @@ fn bad_ceiling_values_are_usage_errors_in_one_line() {
     for (bad, want) in [
         ("940Q", "unknown rate unit"),
         ("fast", "not a rate"),
-        ("-3Mbit", "--ceiling"),
+        ("-3Mbit", "rate must be positive"),
         ("@/nonexistent/iperf.json", "cannot read"),
     ] {
-        let o = output(sshtune().args(["bench", "--ceiling", bad, "no-such-host.invalid"]));
+        let arg = format!("--ceiling={bad}");
+        let o = output(sshtune().args(["bench", &arg, "no-such-host.invalid"]));
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{bad}: {}", stderr(&o));
     }
