@@ -1,11 +1,26 @@
-//! Which cipher and MAC names a bench can run, gathered before connecting: the catalog for
-//! the native engine, the local `ssh -Q` lists for the OpenSSH engine (both when both run).
+//! Which cipher and MAC names a bench (or pipeline's rsync) can run, gathered before
+//! connecting: the catalog for the native engine, the local `ssh -Q` lists for the OpenSSH
+//! engine (both when both run).
 
 use crate::bench::names::{self, Known};
 use crate::cli::{BenchArgs, Engine};
 use crate::exit::UsageError;
 use crate::target::ssh_query;
 use anyhow::Result;
+
+/// `pipeline --ciphers`: rsync runs the local `ssh -c`, so `ssh -Q cipher` is the list.
+pub fn check_ssh_ciphers(asked: &[String]) -> Result<()> {
+    if asked.is_empty() {
+        return Ok(());
+    }
+    let known = Known {
+        what: "cipher",
+        names: ssh_query("cipher")?,
+        source: "`ssh -Q cipher`",
+    };
+    names::check(asked, &known).map_err(|e| UsageError(format!("--ciphers: {e}")))?;
+    Ok(())
+}
 
 /// Refuses (usage status) a `--ciphers`/`--macs` name no engine in use can run.
 pub fn check(args: &BenchArgs) -> Result<()> {

@@ -8,6 +8,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
     if let Some(path) = &args.output {
         crate::outfile::check_writable(path)?;
     }
+    super::bench_names::check_ssh_ciphers(&args.ciphers)?;
     let quiet = args.quiet;
     let say = move |msg: &str| {
         if !quiet {
