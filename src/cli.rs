@@ -2,6 +2,8 @@
 //! building working objects happens in `cmd`.
 
 use crate::report::Format;
+pub use crate::units::parse_size;
+use crate::units::{parse_ceiling, Rate};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 
@@ -86,6 +88,17 @@ impl BenchArgs {
 }
 
 impl SshArgs {
+    /// What the bench report records of these arguments.
+    pub fn used(&self) -> crate::bench::model::SshArgsUsed {
+        crate::bench::model::SshArgsUsed {
+            port: self.port,
+            login: self.login.clone(),
+            identity: self.identity.as_ref().map(|p| p.display().to_string()),
+            ssh_config: self.config.as_ref().map(|p| p.display().to_string()),
+            options: self.option.clone(),
+        }
+    }
+
     pub fn to_ssh_options(&self) -> Vec<String> {
         let mut v = Vec::new();
         if let Some(c) = &self.config {
@@ -165,9 +178,12 @@ pub struct BenchArgs {
     /// `UserKnownHostsFile` from `ssh -G` (global files and StrictHostKeyChecking still apply).
     #[arg(long)]
     pub known_hosts: Option<PathBuf>,
-    /// Raw-TCP ceiling of the path in MiB/s, measured elsewhere (e.g. iperf3), for the network verdict.
-    #[arg(long, conflicts_with = "no_ceiling")]
-    pub ceiling: Option<f64>,
+    /// Raw-TCP ceiling of the path, measured elsewhere, for the network verdict: a rate per
+    /// second (`940Mbit`, `1Gbit` = bits, SI; `117MB` = bytes, SI; `110MiB` = bytes, binary; a
+    /// bare number is MiB/s), or `@FILE`, an `iperf3 -J` report (its
+    /// end.sum_received.bits_per_second is used).
+    #[arg(long, conflicts_with = "no_ceiling", value_parser = parse_ceiling, value_name = "RATE|@FILE")]
+    pub ceiling: Option<Rate>,
     /// Do not measure the raw-TCP ceiling (no receiver is started on the server); verdicts
     /// then rest on CPU figures and the path inference.
     #[arg(long)]
@@ -561,47 +577,9 @@ pub fn parse_user_name(s: &str) -> Result<String, String> {
     Ok(s.to_string())
 }
 
-/// `64M`, `1G`, `512k`, `1048576` (binary units).
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let s = s.trim();
-    let (num, mult) = match s.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => {
-            let unit = s[i..].to_ascii_lowercase();
-            let mult = match unit.trim_end_matches("ib").trim_end_matches('b') {
-                "" => 1,
-                "k" => 1 << 10,
-                "m" => 1 << 20,
-                "g" => 1 << 30,
-                "t" => 1u64 << 40,
-                _ => return Err(format!("unknown size unit {:?} (use K, M, G)", &s[i..])),
-            };
-            (&s[..i], mult)
-        }
-        None => (s, 1),
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("not a size: {s:?}"))?;
-    if n.is_nan() || n <= 0.0 {
-        return Err("size must be positive".into());
-    }
-    Ok((n * mult as f64) as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("64M"), Ok(64 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("512k"), Ok(512 << 10));
-        assert_eq!(parse_size("100"), Ok(100));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("5Q").is_err());
-    }
 
     #[test]
     fn cli_is_well_formed() {

@@ -47,10 +47,18 @@ pub fn help() -> String {
 #[error("{0}")]
 pub struct PolicyFailure(pub String);
 
+/// The command line is wrong in a way only known after parsing (e.g. a cipher name the local
+/// ssh does not know). Carries the one-line reason the user sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 /// The status for an error a command returned.
 pub fn code_for(err: &anyhow::Error) -> u8 {
     if err.downcast_ref::<Interrupted>().is_some() {
         INTERRUPTED
+    } else if err.downcast_ref::<UsageError>().is_some() {
+        USAGE
     } else if err.downcast_ref::<PolicyFailure>().is_some() {
         POLICY
     } else {
@@ -69,6 +77,8 @@ mod tests {
         let policy = policy.context("config --check").unwrap_err();
         assert_eq!(code_for(&policy), POLICY);
         assert_eq!(code_for(&anyhow::Error::new(Interrupted)), INTERRUPTED);
+        let usage = anyhow::Error::new(UsageError("unknown cipher".into()));
+        assert_eq!(code_for(&usage), USAGE);
         assert_eq!(code_for(&anyhow::anyhow!("no such file")), ERROR);
     }
 

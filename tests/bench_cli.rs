@@ -485,9 +485,133 @@ fn no_ceiling_measures_none_and_says_so() {
         "{}",
         v["results"][0]
     );
+    // The ssh arguments are in the report, for `sshtune config`.
+    let at = server
+        .target
+        .options
+        .iter()
+        .position(|o| o == "-p")
+        .unwrap();
+    let port: u64 = server.target.options[at + 1].parse().unwrap();
+    assert_eq!(v["ssh_args"]["port"], port, "{}", v["ssh_args"]);
+    assert_eq!(v["ssh_args"]["ssh_config"], "/dev/null");
+    assert!(v["ssh_args"]["options"]
+        .as_array()
+        .unwrap()
+        .contains(&"IdentitiesOnly=yes".into()));
     let o = output(bench_against(&server).args(["--no-ceiling", "--ceiling", "5"]));
     assert!(
         !o.status.success(),
         "--ceiling and --no-ceiling together are refused"
     );
+}
+
+#[test]
+fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
+    let dir = tempfile::tempdir().unwrap();
+    let iperf = dir.path().join("iperf.json");
+    std::fs::write(
+        &iperf,
+        r#"{"end":{"sum_sent":{"bits_per_second":1.0e9},"sum_received":{"bits_per_second":9.4e8}}}"#,
+    )
+    .unwrap();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    for (ceiling, mib_s, said) in [
+        (
+            format!("@{}", iperf.display()),
+            9.4e8 / 8.0 / 1048576.0,
+            "sum_received",
+        ),
+        ("940Mbit".to_string(), 940e6 / 8.0 / 1048576.0, "10^6 bit/s"),
+        ("110MiB".to_string(), 110.0, "2^20 bytes/s"),
+    ] {
+        let o = output(bench_against(&server).args([
+            "--ceiling",
+            &ceiling,
+            "--engine",
+            "openssh",
+            "--ciphers",
+            "aes128-ctr",
+            "--direction",
+            "upload",
+            "--size",
+            "1M",
+            "--repeat",
+            "1",
+            "--format",
+            "json",
+            "-q",
+        ]));
+        assert!(o.status.success(), "{ceiling}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let got = v["ceiling"]["mib_s"].as_f64().unwrap();
+        assert!((got - mib_s).abs() < 1e-6, "{ceiling}: {got} vs {mib_s}");
+        let method = v["ceiling"]["method"].as_str().unwrap();
+        assert!(method.contains(said), "{ceiling}: {method}");
+    }
+}
+
+#[test]
+fn bad_ceiling_values_are_usage_errors_in_one_line() {
+    for (bad, want) in [
+        ("940Q", "unknown rate unit"),
+        ("fast", "not a rate"),
+        ("-3Mbit", "rate must be positive"),
+        ("@/nonexistent/iperf.json", "cannot read"),
+    ] {
+        let arg = format!("--ceiling={bad}");
+        let o = output(sshtune().args(["bench", &arg, "no-such-host.invalid"]));
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{bad}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_misspelt_cipher_or_mac_is_refused_before_connecting_with_a_suggestion() {
+    // The host cannot be resolved: reaching it would fail with status 1, so status 2 and the
+    // suggestion show the names were checked first.
+    for (args, want) in [
+        (
+            vec!["--ciphers", "aes128-ctr,aes128-gmc@openssh.com"],
+            "unknown cipher \"aes128-gmc@openssh.com\" (not in `ssh -Q cipher`); did you mean \
+             aes128-gcm@openssh.com?",
+        ),
+        (
+            vec!["--engine", "native", "--macs", "hmac-sha2-257"],
+            "did you mean hmac-sha2-256?",
+        ),
+        (vec!["--ciphers", "aes999"], "unknown cipher \"aes999\""),
+    ] {
+        let o = output(sshtune().arg("bench").args(&args).args([
+            "-F",
+            "/dev/null",
+            "no-such-host.invalid",
+        ]));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        one_line_error(&o, want);
+    }
+}
+
+#[test]
+fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir/report.json");
+    let o = output(sshtune().arg("bench").arg("--output").arg(&missing).args([
+        "-F",
+        "/dev/null",
+        "no-such-host.invalid",
+    ]));
+    // The output is refused, not the host: nothing was tried before the check.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    one_line_error(&o, "--output");
+    assert!(!stderr(&o).contains("no-such-host"), "{}", stderr(&o));
+    let o = output(
+        sshtune()
+            .arg("bench")
+            .arg("--output")
+            .arg(dir.path())
+            .args(["-F", "/dev/null", "no-such-host.invalid"]),
+    );
+    one_line_error(&o, "is a directory");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

@@ -188,7 +188,8 @@ fn order_follows_the_chosen_direction() {
             out.contains(&format!("Host server.example\n    Ciphers ^{first}\n")),
             "{out}"
         );
-        assert!(out.contains(&format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no' SRC/ server.example:DEST/")), "{out}");
+        // The fixture's destination is bench@server.example: the user is kept.
+        assert!(out.contains(&format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no -l bench' SRC/ server.example:DEST/")), "{out}");
     }
     // Upload order, fastest first, as measured in the fixture.
     let dropin = ok(&config(&[
@@ -370,6 +371,40 @@ fn from_dash_reads_the_report_on_stdin() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn the_bench_ssh_arguments_reach_the_rsync_line_and_host_block() {
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("bench-openssh-9.2.json")).unwrap())
+            .unwrap();
+    report["host"] = "nas".into();
+    report["ssh_args"] = serde_json::json!({
+        "port": 2222, "login": "admin", "identity": "~/.ssh/nas_ed25519",
+        "ssh_config": null, "options": ["ProxyJump=gw"]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    let out = ok(&config(&[
+        "--from",
+        path.to_str().unwrap(),
+        "--direction",
+        "upload",
+    ]));
+    assert!(
+        out.contains(
+            "-o Compression=no -p 2222 -l admin -i ~/.ssh/nas_ed25519 -o ProxyJump=gw' SRC/ nas:DEST/"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "Host nas\n    Ciphers ^aes128-gcm@openssh.com\n    Port 2222\n    User admin\n    \
+             IdentityFile ~/.ssh/nas_ed25519\n    ProxyJump gw\n"
+        ),
+        "{out}"
+    );
 }
 
 #[test]
@@ -592,6 +627,16 @@ fn live_host_runs_the_bench_first() {
     let out = ok(&o);
     assert!(stderr(&o).contains("check: PASS"), "{}", stderr(&o));
     assert!(out.contains("Host loop\n    Ciphers ^aes128-"), "{out}");
+    // The port the bench reached the server on is kept (recorded in the report, then emitted).
+    let at = server
+        .target
+        .options
+        .iter()
+        .position(|o| o == "-p")
+        .unwrap();
+    let port = &server.target.options[at + 1];
+    assert!(out.contains(&format!("    Port {port}\n")), "{out}");
+    assert!(out.contains(&format!(" -p {port} ")), "{out}");
     let server_part = out.split("# =====").nth(1).unwrap();
     let mut names = ciphers_of(server_part);
     names.sort();

@@ -169,3 +169,26 @@ fn connection_dropped_mid_run_is_one_line_and_local_files_go() {
     );
     drop(server);
 }
+
+#[test]
+fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
+    let w = work();
+    let dest = format!("no-such-host.invalid:{}", w.dest.display());
+    let o = output(sshtune().env("TMPDIR", &w.tmp).args([
+        "pipeline",
+        &dest,
+        "-q",
+        "--ciphers",
+        "aes128-ctx",
+    ]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean aes128-ctr?"),
+        "{}",
+        stderr(&o)
+    );
+    let bad = w.dest.join("missing/report.json");
+    let err = fails(&w, Path::new(&dest), &["--output", bad.to_str().unwrap()]);
+    assert!(err.contains("--output"), "{err}");
+    assert!(files(&w.dest).is_empty());
+}

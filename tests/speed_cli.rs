@@ -187,3 +187,19 @@ fn markdown_rows_for_a_mac() {
     assert!(rows.iter().all(|r| r.contains("umac-64@openssh.com")));
     assert!(text.contains("--no-reference"), "{text}");
 }
+
+#[test]
+fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone/speed.json");
+    let out = sshtune(&["speed", "-q", "--output", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--output") && err.contains("cannot be created"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

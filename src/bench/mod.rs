@@ -6,10 +6,12 @@
 pub mod ceiling;
 pub mod executor;
 pub mod model;
+pub mod names;
 pub mod native;
 pub mod openssh;
 pub mod remote;
 pub mod run;
+pub mod ssh_args;
 pub mod stats;
 pub mod verdict;
 pub mod window;

@@ -1,5 +1,6 @@
 //! The bench result as data: schema `sshtune.bench/1` (documented in docs/bench-json.md).
 
+pub use super::ssh_args::SshArgsUsed;
 use crate::sysinfo::MachineInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -84,6 +85,9 @@ pub struct BenchReport {
     /// ceiling's receiver); null when not measured (loopback, or the port was unreachable).
     #[serde(default)]
     pub path_rtt_ms: Option<f64>,
+    /// The ssh arguments (`-p`, `-l`, `-i`, `-F`, `-o`) the run used; empty in older reports.
+    #[serde(default)]
+    pub ssh_args: SshArgsUsed,
 }
 
 /// Order of the measured rows in one direction. Two neighbours are told apart only when their

@@ -18,6 +18,9 @@ const INITIAL_SIZE: u64 = 16 << 20;
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
     let report = measure(&args)?;
     let mut text = report::exporter(args.format).render(&report)?;
     // Evidence is prose: it joins human formats, and goes to stderr beside machine formats
@@ -51,6 +54,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
 /// this too).
 pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     process::install_signal_handlers()?;
+    super::bench_names::check(args)?;
     if args.engine() == Engine::Native {
         return measure_native_only(args);
     }
@@ -135,7 +139,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let rtt = (!loopback)
         .then(|| ceiling::rtt::connect_rtt(&resolved.hostname, resolved.port, 3))
         .flatten();
-    let ceiling = match args.ceiling {
+    let ceiling = match &args.ceiling {
         Some(c) => Some(user_ceiling(c)),
         None if loopback && !args.no_ceiling => Some(loopback_ceiling()?),
         None if loopback => {
@@ -277,6 +281,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         results,
         warnings,
         path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
+        ssh_args: args.ssh.used(),
     };
     Ok(report)
 }
@@ -284,7 +289,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
 /// The native engine alone needs no ssh, sshd or probe of an OpenSSH server.
 fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
     let directions = directions(args);
-    let ceiling = match args.ceiling {
+    let ceiling = match &args.ceiling {
         Some(c) => Some(user_ceiling(c)),
         None if args.host.is_none() && !args.no_ceiling => Some(loopback_ceiling()?),
         None => None,
@@ -339,10 +344,10 @@ fn directions(args: &BenchArgs) -> Vec<Direction> {
     }
 }
 
-fn user_ceiling(mib_s: f64) -> model::Ceiling {
+fn user_ceiling(rate: &crate::units::Rate) -> model::Ceiling {
     model::Ceiling {
-        mib_s,
-        method: "user-supplied".into(),
+        mib_s: rate.mib_s,
+        method: format!("user-supplied (--ceiling {})", rate.read_as),
         rtt_ms: None,
         receiver: None,
         directions: Vec::new(),

@@ -266,6 +266,7 @@ pub fn measure(args: &BenchArgs, plan: Plan, mut ctx: run::Context) -> Result<Be
         results,
         warnings: std::mem::take(&mut s.warnings),
         path_rtt_ms: None,
+        ssh_args: args.ssh.used(),
     })
 }
 

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_ceiling;
+pub mod bench_names;
 pub mod bench_native;
 pub mod bench_path;
 pub mod config;

@@ -5,6 +5,10 @@ use crate::pipeline::{render, run};
 use anyhow::{bail, Context, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
+    super::bench_names::check_ssh_ciphers(&args.ciphers)?;
     let quiet = args.quiet;
     let say = move |msg: &str| {
         if !quiet {

@@ -16,6 +16,9 @@ use std::io::IsTerminal;
 const DEFAULT_PAIR_MAC: &str = "umac-64-etm@openssh.com";
 
 pub fn run(args: SpeedArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
     process::install_signal_handlers()?;
     let report = measure(&args)?;
     let text = export::exporter(args.format).render(&report)?;

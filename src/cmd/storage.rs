@@ -20,6 +20,9 @@ const QUICK_SPEED_SET: &[(&str, u32)] = &[
 ];
 
 pub fn run(args: StorageArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
     process::install_signal_handlers()?;
     let preset = if args.quick {
         Preset::Quick

@@ -3,6 +3,7 @@
 //! checked against the catalog for the target release before they are returned.
 
 use super::policy::{Chosen, Selection};
+use super::reach;
 use crate::bench::model::{BenchReport, Direction};
 use anyhow::{bail, Result};
 use ciphers::OpenSshVersion;
@@ -79,10 +80,12 @@ pub fn emit(sel: &Selection, report: &BenchReport, meta: &Meta) -> Result<Emitte
     doc.set_global(Flavor::Sshd, "Ciphers", &[spec.to_string()]);
     let server = doc.render();
 
-    let client = client_block(sel, fastest, meta)?;
+    let client = client_block(sel, report, fastest, meta)?;
     let rsync = format!(
-        "rsync -a --info=progress2 -e 'ssh -c {} -o Compression=no' SRC/ {}:DEST/\n",
-        fastest.name, meta.client_host
+        "rsync -a --info=progress2 -e 'ssh -c {} -o Compression=no{}' SRC/ {}:DEST/\n",
+        fastest.name,
+        reach::rsync_ssh_args(report),
+        meta.client_host
     );
     Ok(Emitted {
         fastest: fastest.name.clone(),
@@ -93,7 +96,12 @@ pub fn emit(sel: &Selection, report: &BenchReport, meta: &Meta) -> Result<Emitte
     })
 }
 
-fn client_block(sel: &Selection, fastest: &Chosen, meta: &Meta) -> Result<String> {
+fn client_block(
+    sel: &Selection,
+    report: &BenchReport,
+    fastest: &Chosen,
+    meta: &Meta,
+) -> Result<String> {
     let mut text = format!(
         "# sshtune {}: prefer the fastest cipher measured to this host ({}, policy {})\n",
         meta.tool_version,
@@ -122,7 +130,15 @@ fn client_block(sel: &Selection, fastest: &Chosen, meta: &Meta) -> Result<String
     for note in &fastest.notes {
         text.push_str(&format!("# {}: {note}\n", fastest.name));
     }
-    let _ = write!(text, "Host {}\n    Ciphers {value}\n", meta.client_host);
+    if let Some(note) = reach::config_file_note(report) {
+        text.push_str(&note);
+    }
+    let _ = write!(
+        text,
+        "Host {}\n    Ciphers {value}\n{}",
+        meta.client_host,
+        reach::host_lines(report)
+    );
     Ok(text)
 }
 
@@ -262,12 +278,46 @@ mod tests {
         let new = emit(&sel, &r, &meta(Some(OpenSshVersion::new(9, 2)))).unwrap();
         assert!(new
             .client
-            .ends_with("Host h\n    Ciphers ^aes128-gcm@openssh.com\n"));
+            .ends_with("Host h\n    Ciphers ^aes128-gcm@openssh.com\n    User bench\n"));
         let old = emit(&sel, &r, &meta(Some(OpenSshVersion::new(7, 4)))).unwrap();
         assert!(old
             .client
             .contains("    Ciphers aes128-gcm@openssh.com,aes256-gcm@openssh.com,"));
         assert!(old.client.contains("no '^' prefix"));
+    }
+
+    #[test]
+    fn the_rsync_line_and_host_block_keep_port_user_and_identity() {
+        let mut r = report();
+        r.host = "bob@nas".into();
+        r.ssh_args = crate::bench::model::SshArgsUsed {
+            port: Some(2222),
+            identity: Some("~/.ssh/nas key".into()),
+            options: vec!["ProxyJump=gw".into()],
+            ..Default::default()
+        };
+        let sel = select(
+            &r,
+            Policy::Secure,
+            OpenSshVersion::new(9, 2),
+            Directions::Upload,
+        );
+        let out = emit(&sel, &r, &meta(Some(OpenSshVersion::new(9, 2)))).unwrap();
+        assert!(
+            out.rsync.contains(
+                "-o Compression=no -p 2222 -l bob -i \"~/.ssh/nas key\" -o ProxyJump=gw' SRC/ h:DEST/"
+            ),
+            "{}",
+            out.rsync
+        );
+        assert!(
+            out.client.ends_with(
+                "    Ciphers ^aes128-gcm@openssh.com\n    Port 2222\n    User bob\n    \
+                 IdentityFile \"~/.ssh/nas key\"\n    ProxyJump gw\n"
+            ),
+            "{}",
+            out.client
+        );
     }
 
     #[test]

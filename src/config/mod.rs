@@ -1,7 +1,8 @@
 //! `sshtune config`: from measured throughput to a Ciphers line the target sshd accepts.
 //!
 //! `policy` decides which measured ciphers may be recommended and in what order, `emit`
-//! renders the sshd drop-in, the client `Host` block and the rsync command, `sshd` runs the
+//! renders the sshd drop-in, the client `Host` block and the rsync command (`reach` keeps the
+//! bench's port, user and identity in the last two), `sshd` runs the
 //! real `sshd -t` / `sshd -T`, and `apply` installs a drop-in without ever leaving a config
 //! sshd rejects.
 
@@ -9,4 +10,5 @@ pub mod apply;
 pub mod emit;
 pub mod engine;
 pub mod policy;
+pub mod reach;
 pub mod sshd;

@@ -16,12 +16,12 @@ pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
     let mut words = cmd.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("sink"), None, None) => sink(t, ch),
-        (Some("source"), Some(n), None) => match crate::cli::parse_size(n) {
+        (Some("source"), Some(n), None) => match crate::units::parse_size(n) {
             Ok(bytes) => source(t, ch, bytes),
             Err(e) => refuse(t, ch, &format!("source: {e}\n")),
         },
         (Some("stat"), None, None) => stat(t, ch),
-        (Some("tcp-ceiling"), Some(n), None) => match crate::cli::parse_size(n) {
+        (Some("tcp-ceiling"), Some(n), None) => match crate::units::parse_size(n) {
             Ok(bytes) => tcp_ceiling(t, ch, bytes),
             Err(e) => refuse(t, ch, &format!("tcp-ceiling: {e}\n")),
         },
@@ -42,7 +42,7 @@ pub fn is_builtin(cmd: &str) -> bool {
     let mut words = cmd.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("sink" | "stat"), None, None) => true,
-        (Some("source" | "tcp-ceiling"), Some(n), None) => crate::cli::parse_size(n).is_ok(),
+        (Some("source" | "tcp-ceiling"), Some(n), None) => crate::units::parse_size(n).is_ok(),
         _ => false,
     }
 }
