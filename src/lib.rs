@@ -14,6 +14,7 @@ pub mod exit;
 pub mod pipeline;
 pub mod probe;
 pub mod process;
+pub mod proxy;
 pub mod report;
 pub mod serve;
 pub mod speed;
