@@ -60,7 +60,11 @@ pub fn dial(
 ) -> Result<Stream> {
     match Proxy::of(r, options, destination) {
         Some(p) => p.connect(),
-        None => Ok(tcp(&r.hostname, r.port, timeout)?.into()),
+        None => {
+            let s = tcp(&r.hostname, r.port, timeout)?;
+            s.set_write_timeout(Some(timeout))?;
+            Ok(s.into())
+        }
     }
 }
 

@@ -1,7 +1,8 @@
 //! The byte stream a transport runs over: a TCP connection, or the stdin/stdout of a proxy
 //! process (`ssh -W` to a jump host, or the user's `ProxyCommand`) when the target is not
-//! reachable directly. Both give the transport the same read timeouts; the proxy process is
-//! killed when the last handle to it goes.
+//! reachable directly. Both give the transport the same read timeouts (writes to a proxy
+//! block as a pipe does, and fail once it is gone); the proxy process is killed when the
+//! last handle to it goes.
 
 use crate::process::ChildGuard;
 use std::io::{self, Read, Write};
