@@ -236,3 +236,44 @@ impl ChildStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn child(script: &str) -> Stream {
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", script]);
+        Stream::Child(ChildStream::spawn(&mut cmd, "the test proxy").unwrap())
+    }
+
+    #[test]
+    fn a_silent_proxy_times_out_and_is_killed_on_drop() {
+        let mut s = child("exec sleep 30");
+        let Stream::Child(c) = &s else { unreachable!() };
+        let pid = c.0._guard.id() as i32;
+        s.set_read_timeout(Some(Duration::from_millis(100)))
+            .unwrap();
+        let e = s.read(&mut [0u8; 8]).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        let clone = s.try_clone().unwrap();
+        drop(s);
+        assert!(std::path::Path::new(&format!("/proc/{pid}")).exists());
+        drop(clone);
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
+    }
+
+    #[test]
+    fn a_proxy_that_fails_first_is_reported_by_its_last_stderr_line() {
+        let mut s = child("echo noise >&2; echo 'ssh: connect refused' >&2; exit 255");
+        let e = s.read(&mut [0u8; 8]).unwrap_err();
+        assert_eq!(e.to_string(), "the test proxy ended: ssh: connect refused");
+        let mut s = child("printf SSH-2.0-x; cat >/dev/null");
+        let mut buf = [0u8; 16];
+        assert_eq!(s.read(&mut buf).unwrap(), 9);
+        s.write_all(b"hello").unwrap();
+        s.shutdown(std::net::Shutdown::Both).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert_eq!(s.read(&mut buf).unwrap(), 0, "end after the server spoke");
+    }
+}
