@@ -1,5 +1,7 @@
 //! `sshtune probe`: read a server's banner and SSH_MSG_KEXINIT without logging in.
 
+use crate::target::{Resolved, SshTarget};
+use crate::transport::stream::Stream;
 use crate::wire::ident::{read_ident, Ident};
 use crate::wire::kexinit::KexInit;
 use crate::wire::plain::{read_packet, write_packet};
@@ -7,7 +9,6 @@ use crate::wire::{msg, Writer};
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::io::{BufReader, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// The whole exchange must finish within this; a silent peer must not hang us.
@@ -55,38 +56,25 @@ impl ProbeResult {
 
 /// Connects to `host:port`, exchanges identifications and reads the server's KEXINIT.
 pub fn probe(host: &str, port: u16, timeout: Duration) -> Result<ProbeResult> {
-    let addrs: Vec<_> = (host, port)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve host {host:?}"))?
-        .collect();
-    if addrs.is_empty() {
-        bail!("cannot resolve host {host:?}: no addresses");
-    }
-    let mut last_err = None;
-    let mut stream = None;
-    for addr in &addrs {
-        match TcpStream::connect_timeout(addr, timeout) {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last_err = Some((addr, e)),
-        }
-    }
-    let stream = match stream {
-        Some(s) => s,
-        None => {
-            let (addr, e) = last_err.expect("at least one address was tried");
-            bail!("cannot connect to {host} port {port} ({addr}): {e}");
-        }
-    };
-    stream.set_read_timeout(Some(timeout))?;
+    let stream = crate::proxy::tcp(host, port, timeout)?;
     stream.set_write_timeout(Some(timeout))?;
+    probe_over(stream.into(), host, port, timeout)
+}
+
+/// The same over a connection already open (direct, or through a jump host's proxy process).
+pub fn probe_over(stream: Stream, host: &str, port: u16, timeout: Duration) -> Result<ProbeResult> {
+    stream.set_read_timeout(Some(timeout))?;
     let ctx = || format!("probing {host} port {port}");
     exchange(stream, host, port).with_context(ctx)
 }
 
-fn exchange(mut stream: TcpStream, host: &str, port: u16) -> Result<ProbeResult> {
+/// Probes the target `ssh -G` resolved, through its `ProxyJump`/`ProxyCommand` if it has one.
+pub fn probe_target(target: &SshTarget, r: &Resolved, timeout: Duration) -> Result<ProbeResult> {
+    let stream = crate::proxy::dial(r, &target.options, &target.destination, timeout)?;
+    probe_over(stream, &r.hostname, r.port, timeout)
+}
+
+fn exchange(mut stream: Stream, host: &str, port: u16) -> Result<ProbeResult> {
     // Servers speak first; reading their identification before sending ours means a peer
     // that is not SSH and hangs up at once is reported for what it said, not as a reset.
     let mut reader = BufReader::new(stream.try_clone()?);

@@ -38,6 +38,10 @@ pub struct Resolved {
     pub host_key_alias: Option<String>,
     /// `IdentityFile` entries (`-i` first), `~` expanded; ssh lists its defaults here too.
     pub identity_files: Vec<PathBuf>,
+    /// `ProxyJump`, as given (`[user@]host[:port]`, comma-separated hops).
+    pub proxy_jump: Option<String>,
+    /// `ProxyCommand`, its `%` tokens not yet expanded.
+    pub proxy_command: Option<String>,
 }
 
 impl SshTarget {
@@ -77,6 +81,8 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
             "hashknownhosts" => r.hash_known_hosts = v == "yes",
             "hostkeyalias" => r.host_key_alias = Some(v.to_string()),
             "identityfile" => r.identity_files.push(expand_tilde(v)),
+            "proxyjump" if v != "none" => r.proxy_jump = Some(v.to_string()),
+            "proxycommand" if v != "none" => r.proxy_command = Some(v.to_string()),
             _ => {}
         }
     }
@@ -144,5 +150,10 @@ mod tests {
         assert_eq!(r.strict_host_key_checking.as_deref(), Some("accept-new"));
         assert!(r.hash_known_hosts);
         assert_eq!(r.host_key_alias.as_deref(), Some("nas"));
+        assert_eq!(r.proxy_jump, None);
+        let r = parse_ssh_g("hostname h\nport 22\nproxyjump gw,u@x:2\nproxycommand nc %h %p\n")
+            .unwrap();
+        assert_eq!(r.proxy_jump.as_deref(), Some("gw,u@x:2"));
+        assert_eq!(r.proxy_command.as_deref(), Some("nc %h %p"));
     }
 }

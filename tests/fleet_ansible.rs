@@ -169,8 +169,6 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
 /// ProxyJump from the inventory (ansible_ssh_common_args) reaches a host that only a bastion
 /// can: the host's sshd listens on its namespace's 127.0.0.1, the jump sshd on the link.
 #[test]
-#[ignore = "sshtune bench reads the server's banner over a direct TCP connection to HOST:PORT \
-            (src/cmd/bench.rs, probe) and so fails for a host reachable only through ProxyJump"]
 fn playbook_reaches_a_host_behind_a_jump_host() {
     if !support::is_root() {
         eprintln!("skipped: network namespaces and tc need root (CI runs as root)");

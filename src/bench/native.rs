@@ -6,7 +6,9 @@ use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
 use super::remote::{self, Ready};
 use crate::process;
-use crate::transport::client::{connect_with, ClientConfig, Exec};
+use crate::proxy::Proxy;
+use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
+use crate::transport::conn::Transport;
 use crate::transport::kex::Preferences;
 use crate::transport::known_hosts::Policy;
 use crate::transport::Error;
@@ -32,6 +34,8 @@ pub struct Native {
     pub host_keys: Policy,
     /// MACs offered when the job names none: the ok-graded ones.
     pub default_macs: Vec<String>,
+    /// The jump host's (or `ProxyCommand`'s) process every connection goes through, if any.
+    pub proxy: Option<Proxy>,
     payload: Vec<u8>,
 }
 
@@ -48,7 +52,19 @@ impl Native {
             cfg,
             peer,
             default_macs,
+            proxy: None,
             payload,
+        }
+    }
+
+    /// One logged-in connection, through the proxy when there is one.
+    fn connect(&self, cfg: &ClientConfig) -> Result<Transport, Error> {
+        match &self.proxy {
+            None => connect_with(&self.host, self.port, cfg, &self.host_keys),
+            Some(p) => {
+                let stream = p.connect().map_err(|e| Error::protocol(format!("{e:#}")))?;
+                connect_over(stream, &self.host, self.port, cfg, &self.host_keys)
+            }
         }
     }
 
@@ -65,7 +81,7 @@ impl Native {
     /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
     pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
         use std::io::{Read, Write};
-        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys)?;
+        let t = self.connect(&self.cfg)?;
         let mut e = Exec::start(
             t,
             &format!("tcp-ceiling {bytes}"),
@@ -102,7 +118,7 @@ impl Native {
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server.
     pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
-        let t = connect_with(&self.host, self.port, &self.cfg, &self.host_keys).map_err(|e| {
+        let t = self.connect(&self.cfg).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
                 self.host,
@@ -191,7 +207,7 @@ impl Executor for Native {
         process::check_interrupted()?;
         let mut cfg = self.cfg.clone();
         cfg.prefs = transfer_offer(job, &self.default_macs);
-        let t = connect_with(&self.host, self.port, &cfg, &self.host_keys).map_err(classify)?;
+        let t = self.connect(&cfg).map_err(classify)?;
         let mut e =
             Exec::start(t, &self.command(job), cfg.window, cfg.packet_size).map_err(classify)?;
         let ready = loop {

@@ -5,7 +5,8 @@ use crate::bench::remote;
 use crate::bench::run::{self, Plan, Progress};
 use crate::cli::{BenchArgs, Directions, Engine};
 use crate::embedded::EmbeddedSshd;
-use crate::probe::probe;
+use crate::probe::probe_target;
+use crate::proxy::Proxy;
 use crate::report::{self, Format};
 use crate::target::{ssh_query, ssh_version, SshTarget};
 use crate::{cgroup, process, sysinfo};
@@ -84,7 +85,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         .clone()
         .unwrap_or_else(|| "embedded loopback sshd".into());
     let resolved = target.resolve()?;
-    let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
+    let offer = probe_target(&target, &resolved, Duration::from_secs(10))?;
     let mut exec = OpenSsh::new(target.clone());
     let info = exec.preflight()?;
     process::check_interrupted()?;
@@ -134,9 +135,11 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let client_quota = cgroup::quota_cores("self");
     let server_quota = get_info("quota").and_then(|q| remote::parse_quota(&q));
     let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
-    let loopback = is_loopback(&resolved.hostname);
+    // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+    let proxied = Proxy::of(&resolved, &target.options, &target.destination).is_some();
+    let loopback = !proxied && is_loopback(&resolved.hostname);
     // The path's RTT and our address on it, from connects to the ssh port (not over loopback).
-    let rtt = (!loopback)
+    let rtt = (!loopback && !proxied)
         .then(|| ceiling::rtt::connect_rtt(&resolved.hostname, resolved.port, 3))
         .flatten();
     let ceiling = match &args.ceiling {
@@ -144,6 +147,14 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         None if loopback && !args.no_ceiling => Some(loopback_ceiling()?),
         None if loopback => {
             warnings.push(super::bench_ceiling::SKIPPED.into());
+            None
+        }
+        None if proxied => {
+            warnings.push(
+                "no raw-TCP ceiling behind a jump host (the target is not reachable directly); \
+                 --ceiling gives one"
+                    .into(),
+            );
             None
         }
         None => super::bench_ceiling::remote(
@@ -175,7 +186,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
         (Some(a), Some(b)) => Some(a == b),
         _ => None,
     };
-    if is_loopback(&resolved.hostname) {
+    if loopback {
         warnings.push(
             "client and server share this machine's CPUs: good for ranking ciphers, not for \
              absolute figures of a remote link"

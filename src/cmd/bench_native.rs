@@ -6,7 +6,8 @@ use crate::bench::model::{self, BenchReport, ClientInfo, ResultRow, ServerInfo, 
 use crate::bench::native::{Native, Peer};
 use crate::bench::run::{self, Plan};
 use crate::cli::{BenchArgs, Engine};
-use crate::probe::probe;
+use crate::probe::probe_target;
+use crate::proxy::Proxy;
 use crate::serve::embedded::EmbeddedNative;
 use crate::target::{Resolved, SshTarget};
 use crate::transport::channel::{DEFAULT_MAX_PACKET, DEFAULT_WINDOW};
@@ -79,7 +80,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             let resolved = target.resolve()?;
             let key = user_key(args, &resolved.identity_files)?;
             let host_keys = host_key_policy(args, &resolved)?;
-            let offer = probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
+            let offer = probe_target(&target, &resolved, Duration::from_secs(10))?;
             let peer = if offer.software.starts_with("sshtune") {
                 Peer::Sshtune
             } else {
@@ -98,6 +99,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             };
             let mut exec = Native::new(resolved.hostname.clone(), resolved.port, cfg, peer);
             exec.host_keys = host_keys;
+            exec.proxy = Proxy::of(&resolved, &target.options, &target.destination);
             (exec, None, h.clone(), offer.ciphers())
         }
     };
@@ -108,7 +110,8 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
             .map(|(_, v)| v.clone())
             .filter(|v| !v.is_empty())
     };
-    if embedded.is_none() && is_loopback(&exec.host) {
+    // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+    if embedded.is_none() && exec.proxy.is_none() && is_loopback(&exec.host) {
         warnings.push(
             "client and server share this machine's CPUs: good for ranking ciphers, not for \
              absolute figures of a remote link"
@@ -131,6 +134,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
     };
     // A remote `sshtune serve` can measure the raw-TCP ceiling itself (median of three).
     let ceiling = if embedded.is_none()
+        && exec.proxy.is_none()
         && exec.peer == Peer::Sshtune
         && args.ceiling.is_none()
         && !args.no_ceiling

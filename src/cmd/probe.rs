@@ -45,8 +45,11 @@ struct ProbeJson<'a> {
 }
 
 pub fn run(args: ProbeArgs) -> Result<()> {
-    let (host, port) = destination(&args)?;
-    let result = probe(&host, port, Duration::from_secs(args.timeout.max(1)))?;
+    let timeout = Duration::from_secs(args.timeout.max(1));
+    let result = match destination(&args)? {
+        Ok((target, r)) => crate::probe::probe_target(&target, &r, timeout)?,
+        Err((host, port)) => probe(&host, port, timeout)?,
+    };
     let ciphers: Vec<Row> = result
         .ciphers()
         .into_iter()
@@ -153,8 +156,11 @@ fn mac_row(name: String) -> Row {
     }
 }
 
-/// Resolves aliases and ports like ssh would, when an ssh client is installed.
-fn destination(args: &ProbeArgs) -> Result<(String, u16)> {
+/// Resolves aliases, ports and proxies like ssh would, when an ssh client is installed (Ok);
+/// else the host and port as given (Err).
+type Destination = std::result::Result<(SshTarget, crate::target::Resolved), (String, u16)>;
+
+fn destination(args: &ProbeArgs) -> Result<Destination> {
     let target = SshTarget {
         destination: args.host.clone(),
         options: args.ssh.to_ssh_options(),
@@ -162,7 +168,7 @@ fn destination(args: &ProbeArgs) -> Result<(String, u16)> {
     };
     if crate::process::find_program("ssh").is_some() {
         let r = target.resolve()?;
-        return Ok((r.hostname, r.port));
+        return Ok(Ok((target, r)));
     }
     let host = args
         .host
@@ -170,5 +176,5 @@ fn destination(args: &ProbeArgs) -> Result<(String, u16)> {
         .next()
         .unwrap_or(&args.host)
         .to_string();
-    Ok((host, args.ssh.port.unwrap_or(22)))
+    Ok(Err((host, args.ssh.port.unwrap_or(22))))
 }

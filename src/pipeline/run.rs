@@ -367,7 +367,7 @@ fn measure_in(
             );
         }
     }
-    let offer = crate::probe::probe(&resolved.hostname, resolved.port, Duration::from_secs(10))?;
+    let offer = crate::probe::probe_target(&target, &resolved, Duration::from_secs(10))?;
     let offered = offer.ciphers();
     let default_cipher = resolved
         .ciphers
@@ -621,7 +621,10 @@ fn measure_in(
             }
         }
     }
-    let same_machine = res.embedded.is_some() || is_loopback(&resolved.hostname);
+    // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+    let proxied =
+        crate::proxy::Proxy::of(&resolved, &target.options, &target.destination).is_some();
+    let same_machine = res.embedded.is_some() || (!proxied && is_loopback(&resolved.hostname));
     if same_machine {
         warnings.push("client and server share this machine's CPUs and disk: good for ranking, not for absolute figures of a remote link".into());
     }

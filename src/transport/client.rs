@@ -7,6 +7,7 @@ use super::error::{Error, Result};
 use super::hostkey;
 use super::kex::Preferences;
 use super::known_hosts::{self, Decision, Policy, Status};
+use super::stream::Stream;
 use super::userkey::UserKey;
 use std::net::TcpStream;
 use std::path::PathBuf;
@@ -126,6 +127,18 @@ pub fn connect_with(
         .next()
         .ok_or_else(|| Error::protocol(format!("cannot resolve {host}")))?;
     let stream = TcpStream::connect_timeout(&addr, cfg.connect_timeout)?;
+    connect_over(stream.into(), host, port, cfg, policy)
+}
+
+/// [`connect_with`] over a connection already open (a jump host's proxy process); `host`
+/// and `port` name the server for the host-key check.
+pub fn connect_over(
+    stream: Stream,
+    host: &str,
+    port: u16,
+    cfg: &ClientConfig,
+    policy: &Policy,
+) -> Result<Transport> {
     stream.set_read_timeout(Some(Duration::from_secs(60)))?;
     let check = host_key_check(policy.clone(), host.to_string(), port);
     let mut t = Transport::handshake(

@@ -7,13 +7,13 @@ use super::error::{Error, Result};
 use super::hostkey::{self, Ed25519Key};
 use super::kex::{self, Ephemeral, HashInput, Negotiated, Preferences};
 use super::packet::{PacketReader, PacketWriter};
+use super::stream::Stream;
 use crate::wire::ident::read_ident;
 use crate::wire::kexinit::KexInit;
 use crate::wire::numbers as n;
 use crate::wire::{Reader, Writer};
 use std::collections::VecDeque;
 use std::io::{BufReader, Write};
-use std::net::TcpStream;
 use std::sync::Arc;
 
 pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"));
@@ -49,8 +49,8 @@ pub struct Options {
 }
 
 pub struct Transport {
-    reader: PacketReader<TcpStream>,
-    writer: PacketWriter<TcpStream>,
+    reader: PacketReader<Stream>,
+    writer: PacketWriter<Stream>,
     role: Role,
     prefs: Preferences,
     opts: Options,
@@ -75,11 +75,12 @@ pub struct Transport {
 impl Transport {
     /// Exchanges versions and keys; returns once the first NEWKEYS went both ways.
     pub fn handshake(
-        stream: TcpStream,
+        stream: impl Into<Stream>,
         role: Role,
         prefs: Preferences,
         opts: Options,
     ) -> Result<Self> {
+        let stream = stream.into();
         stream.set_nodelay(true)?;
         let mut out = stream.try_clone()?;
         out.write_all(format!("{OUR_IDENT}\r\n").as_bytes())?;
@@ -146,7 +147,7 @@ impl Transport {
         self.pending_limit = bytes;
     }
 
-    pub fn stream(&self) -> &TcpStream {
+    pub fn stream(&self) -> &Stream {
         self.reader.get_ref()
     }
 

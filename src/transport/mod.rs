@@ -15,6 +15,7 @@ pub mod kex;
 pub mod known_hosts;
 pub mod packet;
 pub mod sig;
+pub mod stream;
 pub mod userkey;
 
 pub use error::{Error, Result};
