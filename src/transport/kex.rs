@@ -225,20 +225,12 @@ enum Secret {
     Dh(super::dh::Exponent),
 }
 
-/// The mpint body of unsigned big-endian `v`: a leading zero when the top bit is set.
-fn mpint_body(mut v: Vec<u8>) -> Vec<u8> {
-    if v.first().is_some_and(|&b| b & 0x80 != 0) {
-        v.insert(0, 0);
-    }
-    v
-}
-
 impl Ephemeral {
     pub fn new(method: &str) -> Result<Self> {
         if method == DH14_SHA256 || method == DH14_SHA1 {
             let (x, e) = super::dh::Exponent::generate()?;
             return Ok(Self {
-                public: mpint_body(e),
+                public: e,
                 secret: Secret::Dh(x),
             });
         }
