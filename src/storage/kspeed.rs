@@ -6,7 +6,7 @@ use crate::process::{check_interrupted, last_line};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Ciphers and key sizes (bits, as cryptsetup counts them: XTS keys are two keys) measured.
 pub const KERNEL_SET: &[(&str, u32)] = &[
@@ -261,6 +261,7 @@ fn openssl_rate(
     dur: Duration,
 ) -> Result<f64> {
     use openssl::symm::Crypter;
+    use std::time::Instant;
     let key: Vec<u8> = (0..cipher.key_len()).map(|i| (i * 7 + 1) as u8).collect();
     let input = vec![0x5au8; CHUNK];
     let mut output = vec![0u8; CHUNK + cipher.block_size()];
