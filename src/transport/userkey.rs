@@ -52,8 +52,16 @@ impl RsaKey {
         w.string(b"ssh-rsa")
             .string(&super::sig::mpint(&positive(&k.public.e)))
             .string(&super::sig::mpint(&positive(&k.public.n)));
+        // From the components ourselves: ssh-key 0.6's own conversion passes p twice, not p, q.
+        let big = |m: &ssh_key::Mpint| rsa::BigUint::from_bytes_be(&positive(m));
+        let key = rsa::RsaPrivateKey::from_components(
+            big(&k.public.n),
+            big(&k.public.e),
+            big(&k.private.d),
+            vec![big(&k.private.p), big(&k.private.q)],
+        )?;
         Ok(Self {
-            key: rsa::RsaPrivateKey::try_from(k)?,
+            key,
             blob: w.into_bytes(),
         })
     }
