@@ -85,11 +85,32 @@ pub fn subjects(args: &SpeedArgs) -> Result<Vec<Subject>> {
     Ok(out)
 }
 
-fn backends(c: CryptoChoice) -> Vec<Backend> {
+/// The backends to measure, and for `both` a warning naming any this build lacks. Asking for a
+/// missing backend alone is an error before anything runs.
+fn backends(c: CryptoChoice) -> Result<(Vec<Backend>, Option<String>)> {
+    let only = |b: Backend| {
+        if b.is_available() {
+            Ok((vec![b], None))
+        } else {
+            Err(ciphers::Error::BackendUnavailable(b.as_str()).into())
+        }
+    };
     match c {
-        CryptoChoice::Openssl => vec![Backend::Openssl],
-        CryptoChoice::Rust => vec![Backend::Rust],
-        CryptoChoice::Both => Backend::ALL.to_vec(),
+        CryptoChoice::Openssl => only(Backend::Openssl),
+        CryptoChoice::Rust => only(Backend::Rust),
+        CryptoChoice::Both => {
+            let missing: Vec<String> = Backend::ALL
+                .iter()
+                .filter(|b| !b.is_available())
+                .map(|b| {
+                    format!("the {b} backend is not in this build (no `{b}` feature): not measured")
+                })
+                .collect();
+            Ok((
+                Backend::AVAILABLE.to_vec(),
+                (!missing.is_empty()).then(|| missing.join("; ")),
+            ))
+        }
     }
 }
 
@@ -150,7 +171,7 @@ fn label(s: &Subject) -> String {
 pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
     let started = chrono::Local::now().to_rfc3339();
     let subjects = subjects(args)?;
-    let backends = backends(args.crypto);
+    let (backends, missing_backend) = backends(args.crypto)?;
     let openssl = if args.no_reference {
         model::OpensslInfo {
             available: false,
@@ -163,7 +184,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
     let bar = progress(args, (subjects.len() * backends.len()) as u64);
     let mut refs = References::default();
     let mut rows = Vec::new();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<String> = missing_backend.into_iter().collect();
     for s in &subjects {
         let reference = match (reference_for(s), &openssl.note) {
             (Err(why), _) => Err(why),

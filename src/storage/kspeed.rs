@@ -6,7 +6,7 @@ use crate::process::{check_interrupted, last_line};
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Ciphers and key sizes (bits, as cryptsetup counts them: XTS keys are two keys) measured.
 pub const KERNEL_SET: &[(&str, u32)] = &[
@@ -166,8 +166,34 @@ pub fn kernel(set: &[(&str, u32)]) -> Result<SpeedSection> {
     })
 }
 
+/// Without the `openssl` feature there is no userspace OpenSSL to measure: every row says so.
+#[cfg(not(feature = "openssl"))]
+pub fn userspace(set: &[(&str, u32)], _samples: u32, _per: Duration) -> Result<SpeedSection> {
+    let rows = set
+        .iter()
+        .map(|(name, bits)| SpeedRow {
+            cipher: name.to_string(),
+            key_bits: *bits,
+            encrypt_mib_s: None,
+            decrypt_mib_s: None,
+            samples: 0,
+            encrypt_range: None,
+            decrypt_range: None,
+            note: Some(
+                "userspace OpenSSL is not available in this build (no `openssl` feature)".into(),
+            ),
+        })
+        .collect();
+    Ok(SpeedSection {
+        source: SpeedSource::UserspaceOpenssl,
+        method: SpeedSource::UserspaceOpenssl.describe().into(),
+        rows,
+    })
+}
+
 /// OpenSSL in userspace: each sample encrypts (decrypts) 64 KiB requests with a fresh IV for
 /// `per_sample`; median of `samples`.
+#[cfg(feature = "openssl")]
 pub fn userspace(set: &[(&str, u32)], samples: u32, per_sample: Duration) -> Result<SpeedSection> {
     use openssl::symm::Cipher;
     let mut rows = Vec::new();
@@ -225,14 +251,17 @@ pub fn userspace(set: &[(&str, u32)], samples: u32, per_sample: Duration) -> Res
     })
 }
 
+#[cfg(feature = "openssl")]
 const CHUNK: usize = 64 * 1024;
 
+#[cfg(feature = "openssl")]
 fn openssl_rate(
     cipher: openssl::symm::Cipher,
     mode: openssl::symm::Mode,
     dur: Duration,
 ) -> Result<f64> {
     use openssl::symm::Crypter;
+    use std::time::Instant;
     let key: Vec<u8> = (0..cipher.key_len()).map(|i| (i * 7 + 1) as u8).collect();
     let input = vec![0x5au8; CHUNK];
     let mut output = vec![0u8; CHUNK + cipher.block_size()];

@@ -222,41 +222,15 @@ pub struct Ephemeral {
 
 enum Secret {
     X25519(agreement::EphemeralPrivateKey),
-    Dh(openssl::bn::BigNum),
-}
-
-fn dh_group14() -> Result<(openssl::bn::BigNum, openssl::bn::BigNum)> {
-    let p = openssl::bn::BigNum::get_rfc3526_prime_2048().map_err(ossl)?;
-    let g = openssl::bn::BigNum::from_u32(2).map_err(ossl)?;
-    Ok((p, g))
-}
-
-fn ossl(e: openssl::error::ErrorStack) -> Error {
-    Error::protocol(format!("libcrypto: {e}"))
-}
-
-/// The mpint body of a non-negative number.
-fn mpint_body(n: &openssl::bn::BigNumRef) -> Vec<u8> {
-    let mut v = n.to_vec();
-    if v.first().is_some_and(|&b| b & 0x80 != 0) {
-        v.insert(0, 0);
-    }
-    v
+    Dh(super::dh::Exponent),
 }
 
 impl Ephemeral {
     pub fn new(method: &str) -> Result<Self> {
         if method == DH14_SHA256 || method == DH14_SHA1 {
-            let (p, g) = dh_group14()?;
-            let mut x = openssl::bn::BigNum::new().map_err(ossl)?;
-            // 512 random bits: twice the security level of the largest derived key.
-            x.rand(512, openssl::bn::MsbOption::ONE, false)
-                .map_err(ossl)?;
-            let mut e = openssl::bn::BigNum::new().map_err(ossl)?;
-            let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
-            e.mod_exp(&g, &x, &p, &mut ctx).map_err(ossl)?;
+            let (x, e) = super::dh::Exponent::generate()?;
             return Ok(Self {
-                public: mpint_body(&e),
+                public: e,
                 secret: Secret::Dh(x),
             });
         }
@@ -291,23 +265,9 @@ impl Ephemeral {
                 .map_err(|_| Error::protocol("X25519 agreement failed (all-zero shared secret)"))
             }
             Secret::Dh(x) => {
-                let (p, _) = dh_group14()?;
-                if peer.first().is_some_and(|&b| b & 0x80 != 0) || peer.len() > 257 {
-                    return Err(Error::protocol("DH public value is negative or too long"));
-                }
-                let f = openssl::bn::BigNum::from_slice(peer).map_err(ossl)?;
-                let one = openssl::bn::BigNum::from_u32(1).map_err(ossl)?;
-                let mut p1 = openssl::bn::BigNum::new().map_err(ossl)?;
-                p1.checked_sub(&p, &one).map_err(ossl)?;
-                // RFC 4253 §8: 1 < f < p-1, or the secret is predictable.
-                if f <= one || f >= p1 {
-                    return Err(Error::protocol("DH public value out of range"));
-                }
-                let mut k = openssl::bn::BigNum::new().map_err(ossl)?;
-                let mut ctx = openssl::bn::BigNumContext::new().map_err(ossl)?;
-                k.mod_exp(&f, &x, &p, &mut ctx).map_err(ossl)?;
+                let k = x.agree(peer)?;
                 let mut w = Writer::new();
-                mpint(&mut w, &k.to_vec());
+                mpint(&mut w, &k);
                 Ok(w.into_bytes())
             }
         }

@@ -7,6 +7,7 @@ pub mod channel;
 pub mod client;
 pub mod conn;
 pub mod crypt;
+pub mod dh;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -38,41 +38,30 @@ impl UserKey for Ed25519Key {
     }
 }
 
-/// An RSA private key; signs with SHA-2 only (RFC 8332), never SHA-1.
+/// An RSA private key; signs with SHA-2 only (RFC 8332), never SHA-1. Pure Rust (the `rsa`
+/// crate, blinded) in both builds: a login signs once, so libcrypto's speed buys nothing.
 pub struct RsaKey {
-    pkey: openssl::pkey::PKey<openssl::pkey::Private>,
+    key: rsa::RsaPrivateKey,
     blob: Vec<u8>,
-}
-
-fn ossl(e: openssl::error::ErrorStack) -> Error {
-    Error::protocol(format!("libcrypto: {e}"))
 }
 
 impl RsaKey {
     fn from_ssh_key(k: &ssh_key::private::RsaKeypair) -> anyhow::Result<Self> {
-        use openssl::bn::{BigNum, BigNumContext};
-        let bn = |m: &ssh_key::Mpint| BigNum::from_slice(m.as_positive_bytes().unwrap_or(&[]));
-        let n = bn(&k.public.n)?;
-        let e = bn(&k.public.e)?;
-        let d = bn(&k.private.d)?;
-        let p = bn(&k.private.p)?;
-        let q = bn(&k.private.q)?;
-        let iqmp = bn(&k.private.iqmp)?;
-        let mut ctx = BigNumContext::new()?;
-        let one = BigNum::from_u32(1)?;
-        let (mut p1, mut q1) = (BigNum::new()?, BigNum::new()?);
-        p1.checked_sub(&p, &one)?;
-        q1.checked_sub(&q, &one)?;
-        let (mut dmp1, mut dmq1) = (BigNum::new()?, BigNum::new()?);
-        dmp1.nnmod(&d, &p1, &mut ctx)?;
-        dmq1.nnmod(&d, &q1, &mut ctx)?;
+        let positive = |m: &ssh_key::Mpint| m.as_positive_bytes().unwrap_or(&[]).to_vec();
         let mut w = Writer::new();
         w.string(b"ssh-rsa")
-            .string(&super::sig::mpint(&e.to_vec()))
-            .string(&super::sig::mpint(&n.to_vec()));
-        let rsa = openssl::rsa::Rsa::from_private_components(n, e, d, p, q, dmp1, dmq1, iqmp)?;
+            .string(&super::sig::mpint(&positive(&k.public.e)))
+            .string(&super::sig::mpint(&positive(&k.public.n)));
+        // From the components ourselves: ssh-key 0.6's own conversion passes p twice, not p, q.
+        let big = |m: &ssh_key::Mpint| rsa::BigUint::from_bytes_be(&positive(m));
+        let key = rsa::RsaPrivateKey::from_components(
+            big(&k.public.n),
+            big(&k.public.e),
+            big(&k.private.d),
+            vec![big(&k.private.p), big(&k.private.q)],
+        )?;
         Ok(Self {
-            pkey: openssl::pkey::PKey::from_rsa(rsa)?,
+            key,
             blob: w.into_bytes(),
         })
     }
@@ -90,13 +79,16 @@ impl UserKey for RsaKey {
     }
 
     fn sign(&self, id: &Identity, data: &[u8]) -> Result<Vec<u8>> {
-        let md = match id.alg.as_str() {
-            RSA_SHA512 => openssl::hash::MessageDigest::sha512(),
-            _ => openssl::hash::MessageDigest::sha256(),
+        use rsa::sha2::{Digest as _, Sha256, Sha512};
+        use rsa::Pkcs1v15Sign;
+        let (scheme, hashed) = match id.alg.as_str() {
+            RSA_SHA512 => (Pkcs1v15Sign::new::<Sha512>(), Sha512::digest(data).to_vec()),
+            _ => (Pkcs1v15Sign::new::<Sha256>(), Sha256::digest(data).to_vec()),
         };
-        let mut s = openssl::sign::Signer::new(md, &self.pkey).map_err(ossl)?;
-        s.update(data).map_err(ossl)?;
-        let sig = s.sign_to_vec().map_err(ossl)?;
+        let sig = self
+            .key
+            .sign_with_rng(&mut rand::thread_rng(), scheme, &hashed)
+            .map_err(|e| Error::protocol(format!("RSA signature: {e}")))?;
         let mut w = Writer::new();
         w.string(id.alg.as_bytes()).string(&sig);
         Ok(w.into_bytes())
