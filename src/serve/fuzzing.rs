@@ -23,7 +23,7 @@ use crate::wire::plain::write_packet;
 use crate::wire::Writer;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 /// Fixed, so that runs are reproducible.
@@ -33,14 +33,24 @@ fn host_key() -> Arc<Ed25519Key> {
         .clone()
 }
 
-/// A connected loopback pair: (the end under test, the scripted peer).
+/// A connected loopback pair: (the end under test, the scripted peer). One listener serves
+/// every call; the lock keeps two threads (parallel tests) from accepting each other's
+/// connections, and the addresses are checked to be sure the two ends belong together.
 fn socket_pair() -> Option<(TcpStream, TcpStream)> {
-    static LISTENER: OnceLock<Option<TcpListener>> = OnceLock::new();
+    static LISTENER: OnceLock<Option<Mutex<TcpListener>>> = OnceLock::new();
     let l = LISTENER
-        .get_or_init(|| TcpListener::bind("127.0.0.1:0").ok())
-        .as_ref()?;
+        .get_or_init(|| TcpListener::bind("127.0.0.1:0").ok().map(Mutex::new))
+        .as_ref()?
+        .lock()
+        .ok()?;
     let peer = TcpStream::connect(l.local_addr().ok()?).ok()?;
-    let (ours, _) = l.accept().ok()?;
+    let ours = loop {
+        let (s, from) = l.accept().ok()?;
+        if Some(from) == peer.local_addr().ok() {
+            break s;
+        }
+    };
+    drop(l);
     for s in [&ours, &peer] {
         s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
         s.set_write_timeout(Some(Duration::from_secs(2))).ok()?;
