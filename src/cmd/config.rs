@@ -24,7 +24,6 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     let target = target(&args, &report)?;
     let sel = policy::select(&report, args.policy, target, args.direction);
     let meta = Meta {
-        generated: chrono::Local::now().to_rfc3339(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
         client_host: args
             .client_host

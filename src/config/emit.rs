@@ -15,11 +15,11 @@ use std::fmt::Write as _;
 /// full list spelled out instead.
 pub const PREPEND_SINCE: OpenSshVersion = OpenSshVersion::new(8, 2);
 
-/// Facts for the header that are not in the selection.
+/// Facts for the header that are not in the selection. No clock time: the same report must
+/// give the same drop-in, byte for byte, so configuration management (Ansible's `copy`, a diff
+/// in review) sees a change only when the recommendation changed.
 #[derive(Debug, Clone)]
 pub struct Meta {
-    /// When the config was generated (RFC 3339).
-    pub generated: String,
     pub tool_version: String,
     /// The `Host` pattern (and rsync destination) for the client side.
     pub client_host: String,
@@ -179,8 +179,7 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
     );
     let _ = writeln!(
         h,
-        "# generated {}; target sshd OpenSSH {} ({}); policy {}; ordered by {} throughput",
-        meta.generated,
+        "# target sshd OpenSSH {} ({}); policy {}; ordered by {} throughput",
         sel.target,
         report.server.banner.as_deref().unwrap_or("banner unknown"),
         sel.policy.as_str(),
@@ -258,7 +257,6 @@ mod tests {
 
     fn meta(client: Option<OpenSshVersion>) -> Meta {
         Meta {
-            generated: "2026-11-29T00:00:00+00:00".into(),
             tool_version: "0.0.0".into(),
             client_host: "h".into(),
             client_version: client,
