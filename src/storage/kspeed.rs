@@ -63,6 +63,22 @@ pub struct SpeedRow {
     pub note: Option<String>,
 }
 
+impl SpeedRow {
+    /// A row with no figure, saying why (an N/A, a cipher the source lacks, a build without it).
+    pub fn unmeasured(cipher: &str, key_bits: u32, note: String) -> Self {
+        Self {
+            cipher: cipher.to_string(),
+            key_bits,
+            encrypt_mib_s: None,
+            decrypt_mib_s: None,
+            samples: 0,
+            encrypt_range: None,
+            decrypt_range: None,
+            note: Some(note),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SpeedSection {
     pub source: SpeedSource,
@@ -138,19 +154,11 @@ pub fn kernel(set: &[(&str, u32)]) -> Result<SpeedSection> {
             if err.contains("crypto interface not available") {
                 bail!("cryptsetup benchmark: {}", last_line(&err));
             }
-            rows.push(SpeedRow {
-                cipher: cipher.to_string(),
-                key_bits: *bits,
-                encrypt_mib_s: None,
-                decrypt_mib_s: None,
-                samples: 0,
-                encrypt_range: None,
-                decrypt_range: None,
-                note: Some(format!(
-                    "not measured: {}",
-                    last_line(&format!("{text}\n{err}"))
-                )),
-            });
+            rows.push(SpeedRow::unmeasured(
+                cipher,
+                *bits,
+                format!("not measured: {}", last_line(&format!("{text}\n{err}"))),
+            ));
         } else {
             // cryptsetup prints the short name (e.g. `adiantum`); keep the spec we asked for.
             for r in &mut parsed {
@@ -171,17 +179,12 @@ pub fn kernel(set: &[(&str, u32)]) -> Result<SpeedSection> {
 pub fn userspace(set: &[(&str, u32)], _samples: u32, _per: Duration) -> Result<SpeedSection> {
     let rows = set
         .iter()
-        .map(|(name, bits)| SpeedRow {
-            cipher: name.to_string(),
-            key_bits: *bits,
-            encrypt_mib_s: None,
-            decrypt_mib_s: None,
-            samples: 0,
-            encrypt_range: None,
-            decrypt_range: None,
-            note: Some(
+        .map(|(name, bits)| {
+            SpeedRow::unmeasured(
+                name,
+                *bits,
                 "userspace OpenSSL is not available in this build (no `openssl` feature)".into(),
-            ),
+            )
         })
         .collect();
     Ok(SpeedSection {
@@ -207,16 +210,11 @@ pub fn userspace(set: &[(&str, u32)], samples: u32, per_sample: Duration) -> Res
             _ => None,
         };
         let Some(cipher) = cipher else {
-            rows.push(SpeedRow {
-                cipher: name.to_string(),
-                key_bits: *bits,
-                encrypt_mib_s: None,
-                decrypt_mib_s: None,
-                samples: 0,
-                encrypt_range: None,
-                decrypt_range: None,
-                note: Some("OpenSSL has no such cipher: not measurable in userspace here".into()),
-            });
+            rows.push(SpeedRow::unmeasured(
+                name,
+                *bits,
+                "OpenSSL has no such cipher: not measurable in userspace here".into(),
+            ));
             continue;
         };
         let mut enc = Vec::new();
