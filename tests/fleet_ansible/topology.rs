@@ -88,25 +88,7 @@ impl Fleet {
             ip(&["-n", space, "link", "set", "lo", "up"]);
             ip(&["-n", space, "link", "set", dev, "up"]);
             if let Some(rate) = rate_mbit {
-                // A bucket of a few 64 KiB GSO packets, as in tests/support/netns.rs.
-                ip(&[
-                    "netns",
-                    "exec",
-                    space,
-                    "tc",
-                    "qdisc",
-                    "add",
-                    "dev",
-                    dev,
-                    "root",
-                    "tbf",
-                    "rate",
-                    &format!("{rate}mbit"),
-                    "burst",
-                    "256kb",
-                    "latency",
-                    "10ms",
-                ]);
+                crate::support::netns::shape(space, dev, rate);
             }
         }
         HostNs { ns, ip: host_ip }

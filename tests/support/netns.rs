@@ -37,6 +37,33 @@ fn run(prog: &str, args: &[&str]) {
     );
 }
 
+/// Limits `dev` in namespace `ns` to `rate_mbit` with tbf. The bucket holds a few 64 KiB GSO
+/// packets so tbf never drops one for being too big; against transfers of megabytes it adds
+/// well under 1%.
+pub fn shape(ns: &str, dev: &str, rate_mbit: u32) {
+    run(
+        "ip",
+        &[
+            "netns",
+            "exec",
+            ns,
+            "tc",
+            "qdisc",
+            "add",
+            "dev",
+            dev,
+            "root",
+            "tbf",
+            "rate",
+            &format!("{rate_mbit}mbit"),
+            "burst",
+            "256kb",
+            "latency",
+            "10ms",
+        ],
+    );
+}
+
 impl NetnsLink {
     /// Creates the namespaces and the link; `rate_mbit` shapes it with tbf.
     pub fn new(rate_mbit: Option<u32>) -> Self {
@@ -75,29 +102,7 @@ impl NetnsLink {
             ip(&["-n", ns, "link", "set", "lo", "up"]);
             ip(&["-n", ns, "link", "set", dev, "up"]);
             if let Some(rate) = rate_mbit {
-                // The bucket holds a few 64 KiB GSO packets so tbf never drops one for being
-                // too big; against transfers of megabytes it adds well under 1%.
-                run(
-                    "ip",
-                    &[
-                        "netns",
-                        "exec",
-                        ns,
-                        "tc",
-                        "qdisc",
-                        "add",
-                        "dev",
-                        dev,
-                        "root",
-                        "tbf",
-                        "rate",
-                        &format!("{rate}mbit"),
-                        "burst",
-                        "256kb",
-                        "latency",
-                        "10ms",
-                    ],
-                );
+                shape(ns, dev, rate);
             }
         }
         link
