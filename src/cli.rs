@@ -1,6 +1,7 @@
 //! Command-line interface (clap derive). Validation of what the user typed happens here;
 //! building working objects happens in `cmd`.
 
+use crate::bench::model::Directions;
 use crate::report::Format;
 pub use crate::units::parse_size;
 use crate::units::{parse_ceiling, Rate};
@@ -118,13 +119,6 @@ impl SshArgs {
         }
         v
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Directions {
-    Upload,
-    Download,
-    Both,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -44,7 +44,66 @@ pub struct Resolved {
     pub proxy_command: Option<String>,
 }
 
+/// Options that make every `ssh` we start measurable and non-interactive whatever the user's
+/// config says; bench, ceiling and pipeline share them. Host-key checking is deliberately not
+/// among them: that stays the user's decision.
+#[rustfmt::skip]
+const FIXED_OPTIONS: &[&str] = &[
+    "-o", "BatchMode=yes",
+    "-o", "Compression=no",
+    // A multiplexed master connection would ignore -c: every run needs its own connection.
+    "-o", "ControlMaster=no",
+    "-o", "ControlPath=none",
+    "-o", "ConnectTimeout=10",
+    "-o", "ServerAliveInterval=5",
+    "-o", "ServerAliveCountMax=3",
+    "-o", "ClearAllForwardings=yes",
+    "-o", "RequestTTY=no",
+    "-x", "-a",
+];
+
+/// How chatty the ssh we start may be on stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SshLog {
+    /// ssh's default level: bench reads warnings too when it classifies a failure.
+    Default,
+    /// `LogLevel=ERROR`: pipeline's ssh runs under rsync, whose stderr we show as is.
+    ErrorsOnly,
+}
+
 impl SshTarget {
+    /// The ssh options of every run: the user's, then ours, then `-c`/`-m` when given.
+    pub fn ssh_options(&self, cipher: Option<&str>, mac: Option<&str>, log: SshLog) -> Vec<String> {
+        let mut v: Vec<String> = self.options.clone();
+        v.extend(FIXED_OPTIONS.iter().map(|s| s.to_string()));
+        if log == SshLog::ErrorsOnly {
+            v.extend(["-o".to_string(), "LogLevel=ERROR".to_string()]);
+        }
+        if let Some(c) = cipher {
+            v.extend(["-c".to_string(), c.to_string()]);
+        }
+        if let Some(m) = mac {
+            v.extend(["-m".to_string(), m.to_string()]);
+        }
+        v
+    }
+
+    /// One `ssh` process running `remote_cmd` on the target.
+    pub fn ssh_command(
+        &self,
+        cipher: Option<&str>,
+        mac: Option<&str>,
+        log: SshLog,
+        remote_cmd: &str,
+    ) -> Command {
+        let mut cmd = Command::new("ssh");
+        cmd.args(self.ssh_options(cipher, mac, log))
+            .arg("--")
+            .arg(&self.destination)
+            .arg(remote_cmd);
+        cmd
+    }
+
     pub fn resolve(&self) -> Result<Resolved> {
         let mut cmd = Command::new("ssh");
         cmd.arg("-G").args(&self.options).arg(&self.destination);

@@ -25,6 +25,26 @@ impl fmt::Display for Direction {
     }
 }
 
+/// Which directions a run measures, or a policy weighs. Derives clap's `ValueEnum` so the
+/// command line can take it as is; the domain does not depend on `cli`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Directions {
+    Upload,
+    Download,
+    Both,
+}
+
+impl Directions {
+    /// The directions measured, upload first.
+    pub fn list(self) -> Vec<Direction> {
+        match self {
+            Directions::Upload => vec![Direction::Upload],
+            Directions::Download => vec![Direction::Download],
+            Directions::Both => vec![Direction::Upload, Direction::Download],
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Verdict {

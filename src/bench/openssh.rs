@@ -6,28 +6,11 @@ use super::model::Direction;
 use super::remote::{self, Ready};
 use crate::process::{self, drain_stderr, last_line, ChildGuard};
 use crate::sysinfo::process_cpu_seconds;
-use crate::target::SshTarget;
+use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-/// Options that make a run measurable and safe whatever the user's config says. Host-key
-/// checking is deliberately not among them.
-#[rustfmt::skip]
-const FIXED_OPTIONS: &[&str] = &[
-    "-o", "BatchMode=yes",
-    "-o", "Compression=no",
-    // A multiplexed master connection would ignore -c: every run needs its own connection.
-    "-o", "ControlMaster=no",
-    "-o", "ControlPath=none",
-    "-o", "ConnectTimeout=10",
-    "-o", "ServerAliveInterval=5",
-    "-o", "ServerAliveCountMax=3",
-    "-o", "ClearAllForwardings=yes",
-    "-o", "RequestTTY=no",
-    "-x", "-a",
-];
 
 /// How long the remote side may take to say it is ready (login included).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -55,16 +38,8 @@ impl OpenSsh {
     }
 
     pub fn command(&self, cipher: Option<&str>, mac: Option<&str>, remote_cmd: &str) -> Command {
-        let mut cmd = Command::new("ssh");
-        cmd.args(&self.target.options).args(FIXED_OPTIONS);
-        if let Some(c) = cipher {
-            cmd.args(["-c", c]);
-        }
-        if let Some(m) = mac {
-            cmd.args(["-m", m]);
-        }
-        cmd.arg("--").arg(&self.target.destination).arg(remote_cmd);
-        cmd
+        self.target
+            .ssh_command(cipher, mac, SshLog::Default, remote_cmd)
     }
 
     /// Logs in once with default algorithms: any failure here is fatal for the whole run and

@@ -3,7 +3,7 @@ use crate::bench::model::{self, BenchReport, ClientInfo, Direction, ResultRow, S
 use crate::bench::openssh::OpenSsh;
 use crate::bench::remote;
 use crate::bench::run::{self, Plan, Progress};
-use crate::cli::{BenchArgs, Directions, Engine};
+use crate::cli::{BenchArgs, Engine};
 use crate::embedded::EmbeddedSshd;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
@@ -348,11 +348,7 @@ fn measure_native_only(args: &BenchArgs) -> Result<BenchReport> {
 }
 
 fn directions(args: &BenchArgs) -> Vec<Direction> {
-    match args.direction {
-        Directions::Upload => vec![Direction::Upload],
-        Directions::Download => vec![Direction::Download],
-        Directions::Both => vec![Direction::Upload, Direction::Download],
-    }
+    args.direction.list()
 }
 
 fn user_ceiling(rate: &crate::units::Rate) -> model::Ceiling {

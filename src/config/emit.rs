@@ -184,9 +184,9 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
         report.server.banner.as_deref().unwrap_or("banner unknown"),
         sel.policy.as_str(),
         match sel.direction {
-            crate::cli::Directions::Upload => "upload",
-            crate::cli::Directions::Download => "download",
-            crate::cli::Directions::Both => "the slower direction's",
+            crate::bench::model::Directions::Upload => "upload",
+            crate::bench::model::Directions::Download => "download",
+            crate::bench::model::Directions::Both => "the slower direction's",
         }
     );
     let _ = writeln!(
@@ -244,7 +244,7 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cli::Directions;
+    use crate::bench::model::Directions;
     use crate::config::policy::{select, Policy};
 
     fn report() -> BenchReport {

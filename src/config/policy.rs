@@ -1,8 +1,8 @@
 //! Which measured ciphers a policy recommends for a given OpenSSH release, fastest first, and
 //! why every other measured cipher was dropped.
 
+use crate::bench::model::Directions;
 use crate::bench::model::{BenchReport, Direction};
-use crate::cli::Directions;
 use ciphers::{CipherKind, Grade, OpenSshVersion};
 use sshd_config::catalog::cipher_rejection;
 

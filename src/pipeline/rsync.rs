@@ -59,15 +59,11 @@ pub fn quote(word: &str) -> String {
     }
 }
 
-/// The `-e` value: ssh with the target's options, our fixed ones and the cipher.
-pub fn ssh_command(options: &[String], fixed: &[&str], cipher: Option<&str>) -> String {
+/// The `-e` value: ssh with its options (`SshTarget::ssh_options`), each word quoted for the
+/// shell rsync hands it to.
+pub fn ssh_command(options: &[String]) -> String {
     let mut words = vec!["ssh".to_string()];
     words.extend(options.iter().map(|o| quote(o)));
-    words.extend(fixed.iter().map(|o| quote(o)));
-    if let Some(c) = cipher {
-        words.push("-c".into());
-        words.push(quote(c));
-    }
     words.join(" ")
 }
 
@@ -265,16 +261,16 @@ mod tests {
 
     #[test]
     fn ssh_command_quotes_what_needs_it() {
-        let e = ssh_command(
-            &[
-                "-i".into(),
-                "/tmp/a b/key".into(),
-                "-o".into(),
-                "UserKnownHostsFile=/x".into(),
-            ],
-            &["-o", "Compression=no"],
-            Some("aes128-gcm@openssh.com"),
-        );
+        let e = ssh_command(&[
+            "-i".into(),
+            "/tmp/a b/key".into(),
+            "-o".into(),
+            "UserKnownHostsFile=/x".into(),
+            "-o".into(),
+            "Compression=no".into(),
+            "-c".into(),
+            "aes128-gcm@openssh.com".into(),
+        ]);
         assert_eq!(
             e,
             "ssh -i '/tmp/a b/key' -o UserKnownHostsFile=/x -o Compression=no -c aes128-gcm@openssh.com"

@@ -13,42 +13,13 @@ use crate::bench::stats;
 use crate::cli::PipelineArgs;
 use crate::embedded::EmbeddedSshd;
 use crate::process;
-use crate::target::{ssh_query, SshTarget};
+use crate::target::{ssh_query, SshLog, SshTarget};
 use anyhow::{anyhow, bail, Context, Result};
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 const MIB: f64 = 1024.0 * 1024.0;
-
-/// Options that make every ssh this run starts measurable and non-interactive, whatever the
-/// user's config says (the same intent as bench's). Host-key checking is deliberately not
-/// among them.
-pub const SSH_FIXED: &[&str] = &[
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "Compression=no",
-    // A multiplexed master would ignore -c: each run needs its own connection.
-    "-o",
-    "ControlMaster=no",
-    "-o",
-    "ControlPath=none",
-    "-o",
-    "ConnectTimeout=10",
-    "-o",
-    "ServerAliveInterval=5",
-    "-o",
-    "ServerAliveCountMax=3",
-    "-o",
-    "ClearAllForwardings=yes",
-    "-o",
-    "RequestTTY=no",
-    "-o",
-    "LogLevel=ERROR",
-    "-x",
-    "-a",
-];
 
 /// Where the data goes, as parsed from `[HOST:]DIR`.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,13 +68,7 @@ pub fn parse_dest(s: Option<&str>) -> Result<Dest> {
 }
 
 pub fn ssh_command(target: &SshTarget, cipher: Option<&str>, remote_cmd: &str) -> Command {
-    let mut c = Command::new("ssh");
-    c.args(&target.options).args(SSH_FIXED);
-    if let Some(x) = cipher {
-        c.args(["-c", x]);
-    }
-    c.arg("--").arg(&target.destination).arg(remote_cmd);
-    c
+    target.ssh_command(cipher, None, SshLog::ErrorsOnly, remote_cmd)
 }
 
 /// Runs one helper script; its stdout, or one line saying why not. `what` names the step
@@ -497,7 +462,7 @@ fn measure_in(
             machine_cores = machine_cores.or(report.server.machine.cores);
             ceilings.extend(rows);
         }
-        let e = rsync::ssh_command(&target.options, SSH_FIXED, Some(cipher));
+        let e = rsync::ssh_command(&target.ssh_options(Some(cipher), None, SshLog::ErrorsOnly));
         let mut refused: Option<String> = None;
         for &variant in &variants {
             let mut row = Row {

@@ -4,9 +4,10 @@
 use super::model::StageCeiling;
 use super::remote;
 use super::rsync::{self, RunError};
+use crate::bench::model::Directions;
 use crate::bench::model::{BenchReport, Direction};
 use crate::bench::stats;
-use crate::cli::{BenchArgs, Directions, Engine, SshArgs};
+use crate::cli::{BenchArgs, Engine, SshArgs};
 use crate::report::Format;
 use anyhow::{bail, Result};
 use std::path::Path;
