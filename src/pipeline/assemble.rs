@@ -120,8 +120,7 @@ fn above_ceiling(rows: &[Row], ceilings: &[StageCeiling]) -> Vec<String> {
 /// Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
 fn same_machine(end: &Endpoint, resolved: &Resolved) -> bool {
     let target = &end.target;
-    let proxied =
-        crate::proxy::Proxy::of(resolved, &target.options, &target.destination).is_some();
+    let proxied = crate::proxy::Proxy::of(resolved, &target.options, &target.destination).is_some();
     end.embedded || (!proxied && is_loopback(&resolved.hostname))
 }
 

@@ -120,10 +120,7 @@ impl Endpoint {
 
     /// The directory this run writes into, unique per run by `token`.
     pub fn run_dir(&self, token: &str) -> String {
-        format!(
-            "{}/{token}",
-            if self.dir == "/" { "" } else { &self.dir }
-        )
+        format!("{}/{token}", if self.dir == "/" { "" } else { &self.dir })
     }
 
     /// What the report names as the destination.

@@ -60,11 +60,7 @@ impl Resources {
     /// Undoes the run in order (remote directory, server, temp destination) and folds a
     /// cleanup failure into the run's result: a warning on a report, a second cause on an
     /// error. `keep` also keeps an auto-created destination.
-    pub fn release(
-        mut self,
-        keep: bool,
-        result: Result<PipelineReport>,
-    ) -> Result<PipelineReport> {
+    pub fn release(mut self, keep: bool, result: Result<PipelineReport>) -> Result<PipelineReport> {
         let cleaned = self.remote_dir.take().map(|d| d.remove()).transpose();
         drop(self.embedded.take());
         if keep {
