@@ -7,7 +7,7 @@ use super::model::*;
 use super::options::Options;
 use super::preflight::Facts;
 use super::rsync::Variant;
-use super::sampler::{self, Interval};
+use super::sampling::{self, Interval};
 use super::verdict;
 use crate::target::Resolved;
 use std::time::Instant;
@@ -35,13 +35,11 @@ pub struct Measured<'a> {
     pub warnings: Vec<String>,
 }
 
+/// The warnings come after the run's own (dm-crypt table, remote sampler) in a fixed order:
+/// load changes, shared machine, compressing filesystem.
 pub fn report(m: Measured) -> PipelineReport {
-    let Measured {
-        opts,
-        end,
-        mut warnings,
-        ..
-    } = m;
+    let (opts, end) = (m.opts, m.end);
+    let mut warnings = m.warnings;
     warnings.extend(above_ceiling(&m.rows, &m.ceilings));
     let same_machine = same_machine(end, m.resolved);
     if same_machine {
@@ -90,7 +88,7 @@ pub fn report(m: Measured) -> PipelineReport {
         ceilings: m.ceilings,
         rows: m.rows,
         verdict,
-        series: sampler::series(&m.intervals, m.t0),
+        series: sampling::series(&m.intervals, m.t0),
         warnings,
     }
 }

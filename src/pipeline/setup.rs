@@ -3,7 +3,7 @@
 use super::dataset::Dataset;
 use super::destination::Endpoint;
 use super::options::Options;
-use super::sampler::Shared;
+use super::sampling::Shared;
 
 pub struct Setup<'a> {
     pub opts: &'a Options,
