@@ -23,9 +23,9 @@ pub struct RemoteDir {
 }
 
 impl RemoteDir {
-    /// Removes the directory unless the user keeps it. Runs also after Ctrl-C (the signal
-    /// handlers only set a flag), so unlike every other remote call it does not check for
-    /// interruption: an interrupted run still cleans up.
+    /// Removes the directory unless the user keeps it. Runs also after Ctrl-C (a signal
+    /// marks the run interrupted, it does not end the process), so unlike every other remote
+    /// call it does not check for interruption: an interrupted run still cleans up.
     fn remove(&self) -> Result<()> {
         if self.keep {
             return Ok(());

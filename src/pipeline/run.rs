@@ -17,9 +17,10 @@ use std::process::Command;
 use std::time::Instant;
 
 /// Measures one run and undoes everything it created, whether it succeeded, failed or was
-/// interrupted. The signal handlers go in first: from then on Ctrl-C only sets a flag each
-/// step checks before it starts something, so the run unwinds through `release` instead of
-/// dying with a remote directory and a server left behind.
+/// interrupted. The signal handlers go in first: from then on Ctrl-C (or SIGTERM, SIGHUP)
+/// does not end the process, it marks the run interrupted and stops the running children;
+/// each step checks the mark before it starts something, so the run unwinds through
+/// `release` instead of dying with a remote directory and a server left behind.
 pub fn measure(opts: &Options, say: &dyn Fn(&str)) -> Result<PipelineReport> {
     process::install_signal_handlers()?;
     let mut res = Resources::default();
