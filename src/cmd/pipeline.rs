@@ -1,7 +1,8 @@
-//! `sshtune pipeline`: measure, then present; progress goes to stderr.
+//! `sshtune pipeline`: the command line turned into the run's options, measure, then
+//! present; progress goes to stderr.
 
 use crate::cli::PipelineArgs;
-use crate::pipeline::{render, run};
+use crate::pipeline::{render, run, Options};
 use anyhow::{bail, Context, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
@@ -15,7 +16,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
             eprintln!("pipeline: {msg}");
         }
     };
-    let report = run::measure(&args, &say)?;
+    let report = run::measure(&options(&args), &say)?;
     let text = render::render(&report, args.format)?;
     match &args.output {
         Some(path) => {
@@ -27,4 +28,24 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         bail!("no rsync run succeeded (see the errors in the report)");
     }
     Ok(())
+}
+
+/// The domain's options from the command line; presentation (`--format`, `--output`) stays here.
+fn options(args: &PipelineArgs) -> Options {
+    Options {
+        destination: args.destination.clone(),
+        ssh_options: args.ssh.to_ssh_options(),
+        ciphers: args.ciphers.clone(),
+        max_ciphers: args.max_ciphers,
+        dataset: args.dataset,
+        size: args.size,
+        source: args.source.clone(),
+        variants: args.variants.clone(),
+        repeat: args.repeat,
+        rsync_path: args.rsync_path.clone(),
+        interval_ms: args.interval_ms,
+        ceilings: !args.no_ceilings,
+        keep: args.keep,
+        quiet: args.quiet,
+    }
 }

@@ -5,7 +5,7 @@ use crate::cli::StorageArgs;
 use crate::process;
 use crate::storage::model::{StorageReport, SCHEMA};
 use crate::storage::plan::{self, Overrides, Preset};
-use crate::storage::run::{self, Backing, Progress, Settings};
+use crate::storage::run::{self, Backing, Progress, RunOptions};
 use crate::storage::{caps::Capabilities, device, dmcrypt, kspeed, render, stale};
 use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
@@ -120,7 +120,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
             Backing::Device(d) => device_size(d)?,
             Backing::LoopFile(_) => size,
         };
-        let settings = Settings {
+        let options = RunOptions {
             backing,
             work_parent: work_parent.clone(),
             size,
@@ -131,16 +131,16 @@ pub fn run(args: StorageArgs) -> Result<()> {
                 20
             })),
             format: if args.luks2 {
-                dmcrypt::Format::Luks2
+                dmcrypt::VolumeFormat::Luks2
             } else {
-                dmcrypt::Format::Plain
+                dmcrypt::VolumeFormat::Plain
             },
             load: args.load,
         };
-        if settings.io_bytes > 4 << 30 {
+        if options.io_bytes > 4 << 30 {
             warnings.push("large target: each sequential test moves half of it".into());
         }
-        matrix = Some(run::run(&plan, &settings, &progress)?);
+        matrix = Some(run::run(&plan, &options, &progress)?);
     }
     progress.finish();
 

@@ -17,11 +17,12 @@ pub fn mapping_name(n: usize) -> String {
     format!("{PREFIX}{}-{n}", std::process::id())
 }
 
-/// Header-less plain mode (the default) or LUKS2 with a fast PBKDF (the header and key slot
-/// cost nothing at run time; the data path is the same dm-crypt table).
+/// How a mapping is laid out on disk: header-less plain mode (the default) or LUKS2 with a
+/// fast PBKDF (the header and key slot cost nothing at run time; the data path is the same
+/// dm-crypt table). Serialized as the matrix's `format` field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Format {
+pub enum VolumeFormat {
     Plain,
     Luks2,
 }
@@ -34,7 +35,7 @@ fn perf_args(p: Perf) -> &'static [&'static str] {
 }
 
 /// Maps `backing` as `/dev/mapper/<name>`.
-pub fn open(spec: &CryptSpec, format: Format, backing: &Path, name: &str) -> Result<PathBuf> {
+pub fn open(spec: &CryptSpec, format: VolumeFormat, backing: &Path, name: &str) -> Result<PathBuf> {
     check_interrupted()?;
     let mut key = vec![0u8; (spec.key_bits / 8) as usize];
     rand::thread_rng().fill_bytes(&mut key);
@@ -55,14 +56,14 @@ pub fn open(spec: &CryptSpec, format: Format, backing: &Path, name: &str) -> Res
         &kbytes,
     ];
     match format {
-        Format::Plain => {
+        VolumeFormat::Plain => {
             let mut args = vec!["open", "--type", "plain", "--batch-mode"];
             args.extend(common);
             args.extend(perf_args(spec.perf));
             args.extend([backing_s.as_str(), name]);
             with_key(&args, &key)?;
         }
-        Format::Luks2 => {
+        VolumeFormat::Luks2 => {
             let mut fmt = vec![
                 "luksFormat",
                 "--batch-mode",

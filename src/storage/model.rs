@@ -1,7 +1,7 @@
 //! The storage report: what was measured, how, and every raw figure. Renderers only read it.
 
 use super::caps::Capabilities;
-use super::dmcrypt::Format;
+use super::dmcrypt::VolumeFormat;
 use super::fio::FioFigures;
 use super::kspeed::SpeedSection;
 use super::plan::{Layer, Perf, Preset, Test};
@@ -44,7 +44,7 @@ pub struct MatrixResult {
     pub fio_runtime_s: u64,
     pub repeat: u32,
     pub load_threads: u32,
-    pub format: Format,
+    pub format: VolumeFormat,
     pub tests: Vec<TestInfo>,
     pub cells: Vec<CellResult>,
     /// Whether the run was complete (false after an interrupt).

@@ -161,8 +161,8 @@ fn matrix(m: &MatrixResult, md: bool) -> String {
         m.repeat,
         m.load_threads,
         match m.format {
-            super::dmcrypt::Format::Plain => "plain (no header)",
-            super::dmcrypt::Format::Luks2 => "LUKS2",
+            super::dmcrypt::VolumeFormat::Plain => "plain (no header)",
+            super::dmcrypt::VolumeFormat::Luks2 => "LUKS2",
         }
     );
     out.push_str("MiB/s (median); in brackets: % of the same test without encryption.\n\n");

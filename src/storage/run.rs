@@ -20,15 +20,17 @@ pub enum Backing {
     Device(PathBuf),
 }
 
+/// How the matrix runs, beside what it measures (the `Plan`): where the data goes, how
+/// much of it, and what else the machine is doing.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub struct RunOptions {
     pub backing: Backing,
     /// Where the work directory (loop file, mount point) is made.
     pub work_parent: PathBuf,
     pub size: u64,
     pub io_bytes: u64,
     pub fio_runtime: Duration,
-    pub format: dmcrypt::Format,
+    pub format: dmcrypt::VolumeFormat,
     pub load: u32,
 }
 
@@ -45,7 +47,7 @@ pub fn io_bytes_for(size: u64) -> u64 {
     ((size / 2) / b * b).max(b)
 }
 
-pub fn run(plan: &Plan, s: &Settings, progress: &dyn Progress) -> Result<MatrixResult> {
+pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<MatrixResult> {
     let mut cleanup = Cleanup::new();
     let pid = std::process::id();
     let work = tempfile::Builder::new()
@@ -292,7 +294,7 @@ fn measure(
     test: Test,
     layer: Layer,
     path: &Path,
-    s: &Settings,
+    s: &RunOptions,
     work: &Path,
     buf: &mut seqio::Buffer,
 ) -> Result<(f64, Option<fio::FioFigures>)> {

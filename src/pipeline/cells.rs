@@ -1,0 +1,192 @@
+//! The measurements themselves: rsync for every cipher × variant, `repeat` timed runs each,
+//! with the samplers' phase set to `cipher/variant#n` so each run's CPU is attributed to it.
+
+use super::ceilings::Ceilings;
+use super::model::Row;
+use super::remote;
+use super::rsync::{self, RunError, Variant};
+use super::setup::Setup;
+use super::ssh::remote_call;
+use super::MIB;
+use crate::bench::stats;
+use crate::target::SshLog;
+use anyhow::{anyhow, bail, Result};
+use std::process::Command;
+use std::sync::atomic::Ordering;
+
+/// Runs every cell in order: ciphers as given, variants in `variants`' order (fresh-destination
+/// ones first). With the user's ciphers, each cipher's SSH-only ceiling is measured right
+/// before its rsync runs: on a machine whose load changes, figures taken minutes apart do
+/// not compare.
+pub fn measure(
+    s: &Setup,
+    ciphers: &[String],
+    variants: &[Variant],
+    ceilings: &mut Ceilings,
+) -> Result<Vec<Row>> {
+    let data_dir = format!("{}/data", s.run_dir);
+    let mut cells = Cells {
+        s,
+        rsync_dest: s.end.rsync_dest(&data_dir),
+        source: s.dataset.rsync_source(),
+        data_dir,
+        populated: false,
+    };
+    let mut rows = Vec::new();
+    for cipher in ciphers {
+        if s.opts.ceilings && !s.opts.ciphers.is_empty() {
+            ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
+        }
+        let e = rsync::ssh_command(&s.end.target.ssh_options(
+            Some(cipher),
+            None,
+            SshLog::ErrorsOnly,
+        ));
+        // A cipher the server refuses fails every variant the same way: the first refusal
+        // stands for the rest of this cipher's rows instead of being retried.
+        let mut refused: Option<String> = None;
+        for &variant in variants {
+            rows.push(cells.cell(cipher, &e, variant, &mut refused)?);
+        }
+    }
+    Ok(rows)
+}
+
+/// The state carried from cell to cell: whether the destination holds the data already.
+struct Cells<'a> {
+    s: &'a Setup<'a>,
+    /// rsync's source and destination arguments.
+    source: String,
+    rsync_dest: String,
+    data_dir: String,
+    /// The data is in place on the destination (a delta variant can run without a copy first).
+    populated: bool,
+}
+
+impl Cells<'_> {
+    /// One cipher × variant: `repeat` timed runs, stopped early once the cipher is refused.
+    fn cell(
+        &mut self,
+        cipher: &str,
+        e: &str,
+        variant: Variant,
+        refused: &mut Option<String>,
+    ) -> Result<Row> {
+        let s = self.s;
+        let mut row = Row {
+            cipher: cipher.to_string(),
+            variant: variant.as_str().into(),
+            rsync_flags: variant.flags().iter().map(|s| s.to_string()).collect(),
+            bytes: s.dataset.bytes,
+            samples: Vec::new(),
+            median_mib_s: None,
+            min_mib_s: None,
+            max_mib_s: None,
+            wire_bytes: None,
+            literal_bytes: None,
+            cpu: Vec::new(),
+            error: refused.clone(),
+        };
+        let mut wire = Vec::new();
+        let mut literal = Vec::new();
+        for rep in 0..s.opts.repeat {
+            if refused.is_some() {
+                break;
+            }
+            self.prepare(e, variant)?;
+            let phase = format!("{cipher}/{}#{}", variant.as_str(), rep + 1);
+            s.shared.set_phase(Some(phase.clone()));
+            let sender = &s.shared.sender;
+            match rsync::run(&mut self.command(e, variant), &s.end.label, |pid| {
+                sender.store(pid, Ordering::SeqCst)
+            }) {
+                Ok(o) => {
+                    self.populated = true;
+                    let rate = s.dataset.bytes as f64 / MIB / o.transfer_s.max(1e-6);
+                    (s.say)(&format!("{phase}: {rate:.1} MiB/s ({:.2} s)", o.transfer_s));
+                    row.samples.push(rate);
+                    wire.extend(o.stats.wire_bytes());
+                    literal.extend(o.stats.literal_data);
+                }
+                Err(RunError::Failed(msg)) => {
+                    (s.say)(&format!("{phase}: {msg}"));
+                    *refused = Some(msg.clone());
+                    row.error = Some(msg);
+                }
+                Err(RunError::Fatal(err)) => {
+                    s.shared.set_phase(None);
+                    return Err(err);
+                }
+            }
+            s.shared.sender.store(0, Ordering::SeqCst);
+            s.shared.set_phase(Some("between".into()));
+        }
+        row.median_mib_s = stats::median(&row.samples);
+        row.min_mib_s = stats::min(&row.samples);
+        row.max_mib_s = stats::max(&row.samples);
+        row.wire_bytes = median_u64(&wire);
+        row.literal_bytes = median_u64(&literal);
+        Ok(row)
+    }
+
+    /// Puts the destination in the state `variant` is measured from: the data in place for a
+    /// delta variant (one untimed whole-file copy if missing), an empty directory otherwise.
+    fn prepare(&mut self, e: &str, variant: Variant) -> Result<()> {
+        let s = self.s;
+        if variant.needs_existing() {
+            if !self.populated {
+                s.shared.set_phase(Some("prepare".into()));
+                rsync::run(
+                    &mut self.command(e, Variant::WholeFile),
+                    &s.end.label,
+                    |_| {},
+                )
+                .map_err(fatal)?;
+                self.populated = true;
+            }
+        } else {
+            let out = remote_call(
+                &s.end.target,
+                &remote::reset(&self.data_dir),
+                &s.end.label,
+                "emptying the destination between runs",
+            )?;
+            if !out.contains("SSHTUNE-OK") {
+                bail!(
+                    "cannot empty {} on {}: {}",
+                    self.data_dir,
+                    s.end.label,
+                    crate::process::last_line(&out)
+                );
+            }
+            self.populated = false;
+        }
+        Ok(())
+    }
+
+    /// The rsync command line of one run; `e` is its ssh command (`rsync -e`).
+    fn command(&self, e: &str, v: Variant) -> Command {
+        let mut cmd = Command::new("rsync");
+        cmd.args(["-a", "--info=progress2", "--no-h", "--stats"])
+            .args(v.flags())
+            .arg("-e")
+            .arg(e)
+            .arg(format!("--rsync-path={}", self.s.opts.rsync_path))
+            .arg(&self.source)
+            .arg(&self.rsync_dest);
+        cmd
+    }
+}
+
+fn fatal(e: RunError) -> anyhow::Error {
+    match e {
+        RunError::Fatal(e) => e,
+        RunError::Failed(m) => anyhow!(m),
+    }
+}
+
+fn median_u64(v: &[u64]) -> Option<u64> {
+    let mut v = v.to_vec();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied()
+}

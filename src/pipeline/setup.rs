@@ -1,0 +1,18 @@
+//! What the measuring steps share once the destination is checked and the samplers run.
+
+use super::dataset::Dataset;
+use super::destination::Endpoint;
+use super::options::Options;
+use super::sampling::Shared;
+
+pub struct Setup<'a> {
+    pub opts: &'a Options,
+    pub end: &'a Endpoint,
+    /// This run's directory on the remote side (exists, registered for removal).
+    pub run_dir: &'a str,
+    pub dataset: &'a Dataset,
+    /// The samplers' phase tag: every step says what it measures, so CPU is attributed.
+    pub shared: &'a Shared,
+    /// One progress line for humans.
+    pub say: &'a dyn Fn(&str),
+}
