@@ -13,6 +13,7 @@ pub mod remote;
 pub mod run;
 pub mod ssh_args;
 pub mod stats;
+pub mod transfer;
 pub mod verdict;
 pub mod window;
 

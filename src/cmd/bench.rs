@@ -126,12 +126,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     }
     let directions = directions(args);
 
-    let get_info = |k: &str| {
-        info.iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    };
+    let get_info = |k: &str| info.get(k);
     let client_quota = cgroup::quota_cores("self");
     let server_quota = get_info("quota").and_then(|q| remote::parse_quota(&q));
     let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));

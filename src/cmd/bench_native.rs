@@ -104,12 +104,7 @@ pub fn setup(args: &BenchArgs) -> Result<NativeSetup> {
         }
     };
     let info = exec.preflight()?;
-    let get = |k: &str| {
-        info.iter()
-            .find(|(key, _)| key == k)
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty())
-    };
+    let get = |k: &str| info.get(k);
     // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
     if embedded.is_none() && exec.proxy.is_none() && is_loopback(&exec.host) {
         warnings.push(
