@@ -217,7 +217,7 @@ impl DataPipe for ChannelPipe<'_> {
 
 impl Executor for Native {
     fn engine(&self) -> &'static str {
-        "native"
+        super::executor::EngineKind::Native.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {

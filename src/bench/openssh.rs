@@ -95,7 +95,7 @@ impl OpenSsh {
 
 impl Executor for OpenSsh {
     fn engine(&self) -> &'static str {
-        "openssh"
+        super::executor::EngineKind::Openssh.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {

@@ -166,3 +166,36 @@ pub fn settings(opts: &Options) -> Settings {
         native_window_bytes: native.then(|| opts.native_window()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_engine_fills_only_the_gaps() {
+        let mut lead = Facts::default();
+        lead.server.machine.cores = Some(4);
+        let mut later = Facts::default();
+        later.server.machine.cores = Some(8);
+        later.server.machine.kernel = Some("6.1".into());
+        later.server.cpu_quota_cores = Some(0.5);
+        let f = fill_in(lead, &later);
+        assert_eq!(f.server.machine.cores, Some(4));
+        assert_eq!(f.server.machine.kernel.as_deref(), Some("6.1"));
+        assert_eq!(f.server.cpu_quota_cores, Some(0.5));
+    }
+
+    #[test]
+    fn settings_name_the_engines_and_native_knobs_only_when_native_ran() {
+        let o = Options::new(None, vec![EngineKind::Openssh]);
+        let s = settings(&o);
+        assert_eq!(s.engines, vec!["openssh"]);
+        assert_eq!(s.native_window_bytes, None);
+        let o = Options::new(None, EngineKind::ALL.to_vec());
+        let s = settings(&o);
+        assert_eq!(s.engines, vec!["openssh", "native"]);
+        assert!(s.native_window_bytes.is_some());
+        assert_eq!(EngineKind::parse("native"), Some(EngineKind::Native));
+        assert_eq!(EngineKind::parse("scripted"), None);
+    }
+}
