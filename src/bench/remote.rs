@@ -101,6 +101,13 @@ pub(crate) fn wrap_in(shell: &str, script: &str) -> String {
     format!("{shell} -c '{}'", script.replace('\n', " "))
 }
 
+/// `sshtune tcp-sink`'s line once listening: `SSHTUNE-SINK addr=IP port=N`.
+pub const SINK_LISTENING: &str = "SSHTUNE-SINK";
+/// `sshtune tcp-sink`'s line per counted connection: `SSHTUNE-SINK-DONE bytes=N seconds=S
+/// cpu_s=C` (its own CPU time while counting, so bench can tell a CPU-bound ceiling from the
+/// network's).
+pub const SINK_DONE: &str = "SSHTUNE-SINK-DONE";
+
 const OK: &str = "SSHTUNE-OK";
 const MISSING: &str = "SSHTUNE-MISSING ";
 const INFO: &str = "SSHTUNE-INFO ";
