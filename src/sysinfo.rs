@@ -101,6 +101,16 @@ mod tests {
     }
 
     #[test]
+    fn thread_cpu_counts_this_threads_work() {
+        let a = thread_cpu().unwrap();
+        let mut x = 0u64;
+        while thread_cpu().unwrap().seconds() - a.seconds() < 0.02 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(x > 0 && thread_cpu_seconds().unwrap() >= a.seconds());
+    }
+
+    #[test]
     fn cpu_models() {
         assert_eq!(cpu_model("model name\t: Xeon\n").as_deref(), Some("Xeon"));
         assert_eq!(
