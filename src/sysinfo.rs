@@ -49,6 +49,39 @@ pub fn stat_ticks(stat: &str) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// CPU time (user + system) the calling thread has used so far. Per thread, not per process:
+/// a measurement on one thread must not count the threads beside it (the in-process server
+/// the native bench embeds, a `serve` session's neighbours).
+pub fn thread_cpu() -> Option<CpuTime> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
+    let d = |tv: nix::sys::time::TimeVal| {
+        std::time::Duration::from_micros(tv.tv_sec() as u64 * 1_000_000 + tv.tv_usec() as u64)
+    };
+    Some(CpuTime {
+        user: d(u.user_time()),
+        system: d(u.system_time()),
+    })
+}
+
+/// `thread_cpu` as seconds.
+pub fn thread_cpu_seconds() -> Option<f64> {
+    thread_cpu().map(|c| c.seconds())
+}
+
+/// CPU time split as the kernel reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTime {
+    pub user: std::time::Duration,
+    pub system: std::time::Duration,
+}
+
+impl CpuTime {
+    pub fn seconds(&self) -> f64 {
+        (self.user + self.system).as_secs_f64()
+    }
+}
+
 pub fn clock_ticks() -> u64 {
     nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
         .ok()
@@ -65,6 +98,16 @@ mod tests {
     fn stat_with_odd_comm() {
         let line = "42 (a) b (c) R 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 1 1 1";
         assert_eq!(stat_ticks(line), Some(12));
+    }
+
+    #[test]
+    fn thread_cpu_counts_this_threads_work() {
+        let a = thread_cpu().unwrap();
+        let mut x = 0u64;
+        while thread_cpu().unwrap().seconds() - a.seconds() < 0.02 {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(x > 0 && thread_cpu_seconds().unwrap() >= a.seconds());
     }
 
     #[test]

@@ -1,8 +1,45 @@
 //! The seam between "run a transfer" and everything else: engines implement `Executor`, and
-//! the run loop, statistics and verdicts never know which engine produced a sample.
+//! the run loop, statistics and verdicts never know which engine produced a sample. `Engine`
+//! widens it with what differs between engines before the loop (logging in once, what the
+//! server offers, the default pairs, the raw-TCP ceiling), so one suite drives any of them.
 
-use super::model::Direction;
+use super::model::{Ceiling, Direction, ServerInfo};
+use super::options::Options;
+use super::remote::Info;
+use std::fmt;
 use thiserror::Error;
+
+/// The SSH implementations a bench can drive; `as_str` is how reports and `--engine` name
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// The system `ssh` client against the server's sshd.
+    Openssh,
+    /// sshtune's own client, in this process.
+    Native,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 2] = [EngineKind::Openssh, EngineKind::Native];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Openssh => "openssh",
+            EngineKind::Native => "native",
+        }
+    }
+
+    /// The engine a report row names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
@@ -49,7 +86,54 @@ pub enum TransferError {
 }
 
 pub trait Executor {
-    /// `openssh` or `native`, as written in result rows.
+    /// The engine's name as written in result rows (`EngineKind::as_str` for real engines).
     fn engine(&self) -> &'static str;
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError>;
+}
+
+/// What an engine learned when it logged in once, before any timed transfer.
+#[derive(Debug, Clone, Default)]
+pub struct Facts {
+    /// The destination as the report names it.
+    pub host_label: String,
+    pub server: ServerInfo,
+    /// The client software, as the report's `client.ssh_version` records it.
+    pub client_version: Option<String>,
+    /// The raw `SSHTUNE-INFO` lines.
+    pub info: Info,
+    /// Both ends on this machine's loopback: no path between them to infer.
+    pub loopback: bool,
+    /// The path inference applies to this engine's rows (it knows the path's RTT, or that
+    /// there is none to know).
+    pub infers_path: bool,
+    /// The path's RTT (seconds) and our address on it, from connects to the ssh port.
+    pub rtt: Option<(f64, std::net::IpAddr)>,
+    /// CPU figures come from 10 ms scheduler ticks (`/proc`), coarse for short transfers.
+    pub tick_cpu: bool,
+    /// Both ends on one machine, with this many cores: the verdict's shared-CPU rule applies.
+    pub shared_cores: Option<f64>,
+    pub warnings: Vec<String>,
+}
+
+/// An SSH implementation the suite can drive from login to the last sample.
+pub trait Engine: Executor {
+    fn kind(&self) -> EngineKind;
+    /// Logs in once with default algorithms; any failure here is fatal for the whole run.
+    fn preflight(&mut self, opts: &Options) -> anyhow::Result<Facts>;
+    /// (cipher, MAC) pairs measured when the user names no cipher.
+    fn default_pairs(
+        &self,
+        facts: &Facts,
+        opts: &Options,
+    ) -> anyhow::Result<Vec<(String, Option<String>)>>;
+    /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or None
+    /// with a warning saying why.
+    fn ceiling(
+        &mut self,
+        facts: &Facts,
+        opts: &Options,
+        warnings: &mut Vec<String>,
+    ) -> anyhow::Result<Option<Ceiling>>;
+    /// The channel window the path inference divides by.
+    fn window(&self) -> Option<u64>;
 }

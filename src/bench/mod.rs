@@ -1,19 +1,29 @@
 //! `sshtune bench`: per-cipher throughput in both directions with CPU on both ends.
 //!
-//! Measurement (`executor`, `openssh`, `run`) is kept apart from judgement (`stats`, `verdict`)
-//! and from presentation (`crate::report`).
+//! Measurement (`executor`, the engines, `transfer`, `run`, driven by `suite` from `Options`)
+//! is kept apart from judgement (`stats`, `verdict`, `path`) and from presentation
+//! (`crate::report`).
 
 pub mod ceiling;
+pub mod engine_native;
+pub mod engine_openssh;
 pub mod executor;
 pub mod model;
 pub mod names;
 pub mod native;
 pub mod openssh;
+pub mod options;
+pub mod path;
+pub mod progress;
 pub mod remote;
 pub mod run;
 pub mod ssh_args;
 pub mod stats;
+pub mod suite;
+pub mod transfer;
 pub mod verdict;
 pub mod window;
 
+pub use executor::{Engine, EngineKind};
 pub use model::{BenchReport, Direction, ResultRow};
+pub use options::Options;

@@ -4,9 +4,11 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
-use super::remote::{self, Ready};
+use super::remote;
+use super::transfer::{self, DataPipe, Step};
 use crate::process;
 use crate::proxy::Proxy;
+use crate::sysinfo::thread_cpu_seconds;
 use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
 use crate::transport::conn::Transport;
 use crate::transport::kex::Preferences;
@@ -117,7 +119,7 @@ impl Native {
 
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server.
-    pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
+    pub fn preflight(&self) -> anyhow::Result<remote::Info> {
         let t = self.connect(&self.cfg).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
@@ -130,17 +132,13 @@ impl Native {
             Peer::Shell => remote::preflight_script(),
         };
         let mut e = Exec::start(t, &cmd, self.cfg.window, self.cfg.packet_size)?;
-        let mut info = Vec::new();
+        let mut text = String::new();
         while let Some(line) = e.read_line()? {
-            if let Some((k, v)) = line
-                .strip_prefix("SSHTUNE-INFO ")
-                .and_then(|l| l.split_once('='))
-            {
-                info.push((k.to_string(), v.trim().to_string()));
-            }
+            text.push_str(&line);
+            text.push('\n');
         }
         e.finish()?;
-        Ok(info)
+        Ok(remote::Info::parse(&text))
     }
 }
 
@@ -189,18 +187,37 @@ fn classify(e: Error) -> TransferError {
     }
 }
 
-/// This thread's CPU seconds: the client work happens on the calling thread, and the
-/// in-process server's threads must not count as client CPU.
-fn thread_cpu_s() -> Option<f64> {
-    use nix::sys::resource::{getrusage, UsageWho};
-    let u = getrusage(UsageWho::RUSAGE_THREAD).ok()?;
-    let s = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-    Some(s(u.user_time()) + s(u.system_time()))
+/// Our client's channel as a data pipe. Client CPU is this thread's: the client work happens
+/// on the calling thread, and the in-process server's threads must not count as client CPU.
+struct ChannelPipe<'a>(&'a mut Exec);
+
+impl DataPipe for ChannelPipe<'_> {
+    type Error = Error;
+
+    fn read_line(&mut self) -> Result<Option<String>, Error> {
+        self.0.read_line()
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
+        self.0.write_all(data)
+    }
+
+    fn close_input(&mut self) -> Result<(), Error> {
+        self.0.send_eof()
+    }
+
+    fn drain(&mut self, bytes: u64) -> Result<u64, Error> {
+        self.0.drain(bytes).map(|()| bytes)
+    }
+
+    fn client_cpu_s(&self) -> Option<f64> {
+        thread_cpu_seconds()
+    }
 }
 
 impl Executor for Native {
     fn engine(&self) -> &'static str {
-        "native"
+        super::executor::EngineKind::Native.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
@@ -210,64 +227,18 @@ impl Executor for Native {
         let t = self.connect(&cfg).map_err(classify)?;
         let mut e =
             Exec::start(t, &self.command(job), cfg.window, cfg.packet_size).map_err(classify)?;
-        let ready = loop {
-            match e.read_line().map_err(classify)? {
-                Some(l) => {
-                    if let Some(r) = Ready::parse(&l) {
-                        break r;
-                    }
-                }
-                None => {
-                    return Err(TransferError::Failed(format!(
-                        "the remote command ended before it was ready: {}",
-                        String::from_utf8_lossy(&e.stderr).trim()
-                    )))
-                }
-            }
-        };
-        let c0 = thread_cpu_s();
-        let t0 = Instant::now();
         let lost = |e: Error| TransferError::Failed(format!("transfer failed: {e}"));
-        let (seconds, c1, done) = match job.direction {
-            Direction::Upload => {
-                let mut left = job.bytes;
-                while left > 0 {
-                    if process::interrupted() {
-                        return Err(TransferError::Failed("interrupted".into()));
-                    }
-                    let n = left.min(self.payload.len() as u64) as usize;
-                    e.write_all(&self.payload[..n]).map_err(lost)?;
-                    left -= n as u64;
-                }
-                e.send_eof().map_err(lost)?;
-                let done = read_done(&mut e)?;
-                let seconds = t0.elapsed().as_secs_f64();
-                let counted: Option<u64> = remote::tokens(&done)
-                    .get("bytes")
-                    .and_then(|v| v.parse().ok());
-                if counted != Some(job.bytes) {
-                    return Err(TransferError::Failed(format!(
-                        "remote counted {} bytes, {} were sent",
-                        counted.map_or("no".into(), |c| c.to_string()),
-                        job.bytes
-                    )));
-                }
-                (seconds, thread_cpu_s(), done)
-            }
-            Direction::Download => {
-                e.send_eof().map_err(lost)?;
-                e.drain(job.bytes).map_err(lost)?;
-                let seconds = t0.elapsed().as_secs_f64();
-                let c1 = thread_cpu_s();
-                let done = read_done(&mut e)?;
-                if remote::tokens(&done).get("rc") != Some(&"0") {
-                    return Err(TransferError::Failed(format!(
-                        "remote source failed: {done}"
-                    )));
-                }
-                (seconds, c1, done)
-            }
-        };
+        let sample = transfer::drive(&mut ChannelPipe(&mut e), job, &self.payload).map_err(
+            |step| match step {
+                Step::NotReady(Some(err)) => classify(err),
+                Step::NotReady(None) => TransferError::Failed(format!(
+                    "the remote command ended before it was ready: {}",
+                    String::from_utf8_lossy(&e.stderr).trim()
+                )),
+                Step::Lost(err) => lost(err),
+                Step::Ended(msg) | Step::Bad(msg) => TransferError::Failed(msg),
+            },
+        )?;
         let (status, _) = e.finish().map_err(lost)?;
         if status.is_some_and(|s| s != 0) {
             return Err(TransferError::Failed(format!(
@@ -275,30 +246,6 @@ impl Executor for Native {
                 status.unwrap_or(0)
             )));
         }
-        Ok(remote::sample(
-            job.bytes,
-            seconds,
-            c0.zip(c1).map(|(a, b)| b - a),
-            &ready,
-            &done,
-        ))
-    }
-}
-
-fn read_done(e: &mut Exec) -> Result<String, TransferError> {
-    loop {
-        match e.read_line() {
-            Ok(Some(l)) => {
-                if let Some(rest) = l.strip_prefix("SSHTUNE-DONE") {
-                    return Ok(rest.to_string());
-                }
-            }
-            Ok(None) => {
-                return Err(TransferError::Failed(
-                    "connection closed before the remote reported".into(),
-                ))
-            }
-            Err(err) => return Err(TransferError::Failed(err.to_string())),
-        }
+        Ok(sample)
     }
 }

@@ -3,14 +3,15 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
-use super::remote::{self, Ready};
+use super::remote;
+use super::transfer::{self, DataPipe, Step};
 use crate::process::{self, drain_stderr, last_line, ChildGuard};
 use crate::sysinfo::process_cpu_seconds;
 use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Duration;
 
 /// How long the remote side may take to say it is ready (login included).
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -44,7 +45,7 @@ impl OpenSsh {
 
     /// Logs in once with default algorithms: any failure here is fatal for the whole run and
     /// is reported in one line. Returns the `SSHTUNE-INFO` facts about the server.
-    pub fn preflight(&self) -> anyhow::Result<Vec<(String, String)>> {
+    pub fn preflight(&self) -> anyhow::Result<remote::Info> {
         let mut cmd = self.command(None, None, &remote::preflight_script());
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -62,7 +63,7 @@ impl OpenSsh {
         watchdog.disarm();
         process::check_interrupted()?;
         let stderr = drain.text(Duration::from_secs(5));
-        if !stdout.contains("SSHTUNE-OK") {
+        if !remote::said_ok(&stdout) {
             if stalled {
                 anyhow::bail!(
                     "{}: no answer within {} s of starting ssh (a slow login, or a shell \
@@ -81,28 +82,20 @@ impl OpenSsh {
                 },
             );
         }
-        let missing: Vec<&str> = stdout
-            .lines()
-            .filter_map(|l| l.strip_prefix("SSHTUNE-MISSING "))
-            .collect();
+        let missing = remote::missing(&stdout);
         if !missing.is_empty() {
             anyhow::bail!(
                 "the remote side lacks {} (needed for the sink/source commands)",
                 missing.join(", ")
             );
         }
-        Ok(stdout
-            .lines()
-            .filter_map(|l| l.strip_prefix("SSHTUNE-INFO "))
-            .filter_map(|l| l.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.trim().to_string()))
-            .collect())
+        Ok(remote::Info::parse(&stdout))
     }
 }
 
 impl Executor for OpenSsh {
     fn engine(&self) -> &'static str {
-        "openssh"
+        super::executor::EngineKind::Openssh.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
@@ -117,7 +110,22 @@ impl Executor for OpenSsh {
             .stderr(Stdio::piped());
         let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
         let stderr = drain_stderr(child.child_mut());
-        let result = run_transfer(&mut child, job, &self.payload, self.shared_quota);
+        let pid = child.id();
+        let mut pipe = ChildPipe {
+            out: BufReader::with_capacity(
+                256 * 1024,
+                child.child_mut().stdout.take().expect("stdout piped"),
+            ),
+            stdin: child.child_mut().stdin.take(),
+            pid,
+            shared_quota: self.shared_quota,
+            watchdog: Some(Watchdog::arm(pid, READY_TIMEOUT)),
+            stalled: false,
+        };
+        let result = transfer::drive(&mut pipe, job, &self.payload);
+        let stalled = pipe.stalled();
+        pipe.on_ready();
+        drop(pipe);
         let result = match result {
             Ok(s) => Ok(s),
             Err(e) => {
@@ -126,13 +134,14 @@ impl Executor for OpenSsh {
                 let text = stderr.text(Duration::from_secs(5));
                 let code = status.and_then(|s| s.code());
                 Err(match e {
-                    Step::NotReady => classify(&text, code, &self.target.destination),
-                    Step::Lost(detail) => match classify(&text, code, &self.target.destination) {
-                        TransferError::Failed(msg) => {
-                            TransferError::Failed(format!("{detail}; {msg}"))
-                        }
-                        other => other,
-                    },
+                    Step::NotReady(_) if stalled => TransferError::Failed(format!(
+                        "no answer from the remote command within {} s of starting ssh (a \
+                         slow login, or a shell startup file on the server that waits?)",
+                        READY_TIMEOUT.as_secs()
+                    )),
+                    Step::NotReady(_) => classify(&text, code, &self.target.destination),
+                    Step::Lost(e) => lost(e.to_string(), &text, code, &self.target.destination),
+                    Step::Ended(detail) => lost(detail, &text, code, &self.target.destination),
                     Step::Bad(msg) => TransferError::Failed(msg),
                 })
             }
@@ -152,139 +161,86 @@ impl Executor for OpenSsh {
     }
 }
 
-enum Step {
-    /// The remote never said ready: a login/negotiation failure, classified from stderr.
-    NotReady,
-    /// The stream broke mid-transfer.
-    Lost(String),
-    /// The remote answered but the answer is wrong (byte count, exit code).
-    Bad(String),
+/// The `ssh` child's stdin and stdout as a data pipe; its CPU from `/proc/PID/stat`.
+struct ChildPipe {
+    out: BufReader<ChildStdout>,
+    stdin: Option<ChildStdin>,
+    pid: u32,
+    shared_quota: bool,
+    /// Kills a login that never reaches READY; disarmed when it does.
+    watchdog: Option<Watchdog>,
+    stalled: bool,
 }
 
-fn run_transfer(
-    child: &mut ChildGuard,
-    job: &Job,
-    payload: &[u8],
-    shared_quota: bool,
-) -> Result<Sample, Step> {
-    let pid = child.id();
-    let stdout = child.child_mut().stdout.take().expect("stdout piped");
-    let mut out = BufReader::with_capacity(256 * 1024, stdout);
-    let watchdog = Watchdog::arm(pid, READY_TIMEOUT);
-    let mut line = String::new();
-    let ready = loop {
-        line.clear();
-        match out.read_line(&mut line) {
-            Ok(0) | Err(_) if watchdog.fired() => {
-                return Err(Step::Bad(format!(
-                    "no answer from the remote command within {} s of starting ssh (a slow \
-                     login, or a shell startup file on the server that waits?)",
-                    READY_TIMEOUT.as_secs()
-                )))
+impl DataPipe for ChildPipe {
+    type Error = std::io::Error;
+
+    fn read_line(&mut self) -> std::io::Result<Option<String>> {
+        let mut line = String::new();
+        match self.out.read_line(&mut line) {
+            Ok(0) => Ok(None),
+            Ok(_) => Ok(Some(line.trim_end().to_string())),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        match &mut self.stdin {
+            Some(s) => s.write_all(data),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn close_input(&mut self) -> std::io::Result<()> {
+        drop(self.stdin.take());
+        Ok(())
+    }
+
+    fn drain(&mut self, bytes: u64) -> std::io::Result<u64> {
+        let mut left = bytes;
+        let mut scratch = vec![0u8; 256 * 1024];
+        while left > 0 {
+            if process::interrupted() {
+                return Err(std::io::Error::other("interrupted"));
             }
-            Ok(0) | Err(_) => return Err(Step::NotReady),
-            Ok(_) => {
-                if let Some(r) = Ready::parse(line.trim_end()) {
-                    break r;
-                }
+            let want = left.min(scratch.len() as u64) as usize;
+            match self.out.read(&mut scratch[..want])? {
+                0 => break,
+                n => left -= n as u64,
             }
         }
-    };
-    watchdog.disarm();
-    let t0 = Instant::now();
-    let own = || {
-        shared_quota
+        Ok(bytes - left)
+    }
+
+    fn client_cpu_s(&self) -> Option<f64> {
+        let own = self
+            .shared_quota
             .then(|| process_cpu_seconds(std::process::id()))
             .flatten()
-            .unwrap_or(0.0)
-    };
-    let c0 = process_cpu_seconds(pid).map(|c| c + own());
+            .unwrap_or(0.0);
+        process_cpu_seconds(self.pid).map(|c| c + own)
+    }
 
-    let (seconds, c1, done) = match job.direction {
-        Direction::Upload => {
-            let mut stdin = child.child_mut().stdin.take().expect("stdin piped");
-            let mut left = job.bytes;
-            while left > 0 {
-                if process::interrupted() {
-                    return Err(Step::Lost("interrupted".into()));
-                }
-                let n = left.min(payload.len() as u64) as usize;
-                stdin
-                    .write_all(&payload[..n])
-                    .map_err(|e| Step::Lost(e.to_string()))?;
-                left -= n as u64;
-            }
-            drop(stdin);
-            let done = read_done(&mut out)?;
-            let seconds = t0.elapsed().as_secs_f64();
-            let c1 = process_cpu_seconds(pid).map(|c| c + own());
-            let t = remote::tokens(&done);
-            let counted: Option<u64> = t.get("bytes").and_then(|v| v.parse().ok());
-            if counted != Some(job.bytes) {
-                return Err(Step::Bad(format!(
-                    "remote counted {} bytes, {} were sent",
-                    counted.map_or("no".into(), |c| c.to_string()),
-                    job.bytes
-                )));
-            }
-            (seconds, c1, done)
+    fn on_ready(&mut self) {
+        if let Some(w) = self.watchdog.take() {
+            self.stalled = w.fired();
+            w.disarm();
         }
-        Direction::Download => {
-            drop(child.child_mut().stdin.take());
-            let mut left = job.bytes;
-            let mut scratch = vec![0u8; 256 * 1024];
-            while left > 0 {
-                if process::interrupted() {
-                    return Err(Step::Lost("interrupted".into()));
-                }
-                let want = left.min(scratch.len() as u64) as usize;
-                match out.read(&mut scratch[..want]) {
-                    Ok(0) => {
-                        return Err(Step::Lost(format!(
-                            "stream ended after {} of {} bytes",
-                            job.bytes - left,
-                            job.bytes
-                        )))
-                    }
-                    Ok(n) => left -= n as u64,
-                    Err(e) => return Err(Step::Lost(e.to_string())),
-                }
-            }
-            let seconds = t0.elapsed().as_secs_f64();
-            let c1 = process_cpu_seconds(pid).map(|c| c + own());
-            let done = read_done(&mut out)?;
-            if remote::tokens(&done).get("rc") != Some(&"0") {
-                return Err(Step::Bad(format!("remote source failed: {done}")));
-            }
-            (seconds, c1, done)
-        }
-    };
-    Ok(remote::sample(
-        job.bytes,
-        seconds,
-        c0.zip(c1).map(|(a, b)| b - a),
-        &ready,
-        &done,
-    ))
+    }
 }
 
-fn read_done<R: BufRead>(out: &mut R) -> Result<String, Step> {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        match out.read_line(&mut line) {
-            Ok(0) => {
-                return Err(Step::Lost(
-                    "connection closed before the remote reported".into(),
-                ))
-            }
-            Err(e) => return Err(Step::Lost(e.to_string())),
-            Ok(_) => {
-                if let Some(rest) = line.trim_end().strip_prefix("SSHTUNE-DONE") {
-                    return Ok(rest.to_string());
-                }
-            }
-        }
+impl ChildPipe {
+    /// Whether the login watchdog killed ssh before READY.
+    fn stalled(&self) -> bool {
+        self.stalled || self.watchdog.as_ref().is_some_and(Watchdog::fired)
+    }
+}
+
+/// A stream that broke mid-transfer: what broke, and ssh's own account when it has one.
+fn lost(detail: String, stderr: &str, code: Option<i32>, dest: &str) -> TransferError {
+    match classify(stderr, code, dest) {
+        TransferError::Failed(msg) => TransferError::Failed(format!("{detail}; {msg}")),
+        other => other,
     }
 }
 

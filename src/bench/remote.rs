@@ -1,5 +1,7 @@
-//! The remote side of an OpenSSH-engine transfer: small POSIX shell programs, and parsers for
-//! the lines they print.
+//! The remote side of a transfer: small POSIX shell programs, and the one parser of the line
+//! protocol they (and `sshtune serve`'s built-ins) speak: `SSHTUNE-OK`, `SSHTUNE-MISSING tool`,
+//! `SSHTUNE-INFO key=value`, `SSHTUNE-READY ...` before the timed window, `SSHTUNE-DONE ...`
+//! after it.
 //!
 //! The session's sshd process (the one doing the crypto) is found by walking up from the
 //! shell's parent; its utime+stime are read from /proc before and after the transfer, so
@@ -99,6 +101,75 @@ pub(crate) fn wrap_in(shell: &str, script: &str) -> String {
     format!("{shell} -c '{}'", script.replace('\n', " "))
 }
 
+/// `sshtune tcp-sink`'s line once listening: `SSHTUNE-SINK addr=IP port=N`.
+pub const SINK_LISTENING: &str = "SSHTUNE-SINK";
+/// `sshtune tcp-sink`'s line per counted connection: `SSHTUNE-SINK-DONE bytes=N seconds=S
+/// cpu_s=C` (its own CPU time while counting, so bench can tell a CPU-bound ceiling from the
+/// network's).
+pub const SINK_DONE: &str = "SSHTUNE-SINK-DONE";
+
+const OK: &str = "SSHTUNE-OK";
+const MISSING: &str = "SSHTUNE-MISSING ";
+const INFO: &str = "SSHTUNE-INFO ";
+const READY: &str = "SSHTUNE-READY";
+const DONE: &str = "SSHTUNE-DONE";
+
+/// Whether a preflight's output says the login worked and commands run.
+pub fn said_ok(text: &str) -> bool {
+    text.contains(OK)
+}
+
+/// The tools a preflight found missing (`SSHTUNE-MISSING tool` lines).
+pub fn missing(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix(MISSING))
+        .collect()
+}
+
+/// `(key, value)` of one `SSHTUNE-INFO key=value` line, the value trimmed.
+pub fn info_line(line: &str) -> Option<(&str, &str)> {
+    let (k, v) = line.strip_prefix(INFO)?.split_once('=')?;
+    Some((k, v.trim()))
+}
+
+/// The first non-empty value of `key` among the `SSHTUNE-INFO` lines of `text`.
+pub fn info<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    text.lines()
+        .filter_map(info_line)
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+/// The rest of an `SSHTUNE-DONE` line (its `key=value` tokens), or None for any other line.
+pub fn done(line: &str) -> Option<&str> {
+    line.trim_end().strip_prefix(DONE)
+}
+
+/// Every `SSHTUNE-INFO` fact a server reported, in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Info(Vec<(String, String)>);
+
+impl Info {
+    pub fn parse(text: &str) -> Self {
+        Self(
+            text.lines()
+                .filter_map(info_line)
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    /// The first value of `key`, None when absent or empty.
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    }
+}
+
 /// `key=value` tokens of one report line.
 pub fn tokens(line: &str) -> HashMap<&str, &str> {
     line.split_whitespace()
@@ -177,7 +248,7 @@ pub struct Ready {
 
 impl Ready {
     pub fn parse(line: &str) -> Option<Self> {
-        let rest = line.strip_prefix("SSHTUNE-READY")?;
+        let rest = line.trim_end().strip_prefix(READY)?;
         let t = tokens(rest);
         Some(Self {
             comm: t
@@ -226,5 +297,21 @@ mod tests {
         assert_eq!(r.quota_cores, None);
         assert_eq!(r.counters.proc_ticks, None);
         assert_eq!(parse_quota("max,100000"), None);
+    }
+
+    #[test]
+    fn preflight_lines() {
+        let out = "motd\nSSHTUNE-OK\nSSHTUNE-MISSING wc\nSSHTUNE-INFO cores= 4 \n\
+                   SSHTUNE-INFO kernel=\nSSHTUNE-INFO cpu=a=b\n";
+        assert!(said_ok(out));
+        assert_eq!(missing(out), vec!["wc"]);
+        assert_eq!(info(out, "cores"), Some("4"));
+        assert_eq!(info(out, "kernel"), None);
+        assert_eq!(info(out, "cpu"), Some("a=b"));
+        let i = Info::parse(out);
+        assert_eq!(i.get("cores").as_deref(), Some("4"));
+        assert_eq!(i.get("kernel"), None);
+        assert_eq!(done("SSHTUNE-DONE bytes=5\n"), Some(" bytes=5"));
+        assert_eq!(done("SSHTUNE-READY"), None);
     }
 }

@@ -13,8 +13,9 @@ pub const MAX_SIZE: u64 = 16 * 1024 * MIB;
 /// Bound on sizing rounds, so a peer whose speed keeps changing cannot stall the run.
 const MAX_SIZING_ROUNDS: u32 = 8;
 
+/// What to measure and how often: the pairs, directions, repeats, warm-ups and sizing.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct Sampling {
     /// (cipher, MAC) pairs; MAC None for AEAD ciphers.
     pub pairs: Vec<(String, Option<String>)>,
     pub directions: Vec<Direction>,
@@ -47,18 +48,18 @@ pub trait Progress {
     fn finish(&self);
 }
 
-/// Runs the plan. Errors that concern one cipher become rows; a fatal error aborts.
+/// Runs the sampling plan. Errors that concern one cipher become rows; a fatal error aborts.
 pub fn run(
     exec: &mut dyn Executor,
-    plan: &Plan,
+    sampling: &Sampling,
     ctx: Context,
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
-    progress.begin((plan.pairs.len() * plan.directions.len()) as u64);
+    progress.begin((sampling.pairs.len() * sampling.directions.len()) as u64);
     let mut rows = Vec::new();
-    for (cipher, mac) in &plan.pairs {
+    for (cipher, mac) in &sampling.pairs {
         let mut refused: Option<String> = None;
-        for &direction in &plan.directions {
+        for &direction in &sampling.directions {
             process::check_interrupted()?;
             let row = match &refused {
                 Some(why) => ResultRow::failed(
@@ -70,7 +71,7 @@ pub fn run(
                 ),
                 None => {
                     progress.status(&format!("{cipher} {direction}"));
-                    match measure(exec, plan, ctx, cipher, mac.as_deref(), direction) {
+                    match measure(exec, sampling, ctx, cipher, mac.as_deref(), direction) {
                         Ok(row) => row,
                         Err(TransferError::Fatal(e)) => return Err(e),
                         Err(TransferError::Refused(why)) => {
@@ -93,7 +94,7 @@ pub fn run(
 
 fn measure(
     exec: &mut dyn Executor,
-    plan: &Plan,
+    sampling: &Sampling,
     ctx: Context,
     cipher: &str,
     mac: Option<&str>,
@@ -105,10 +106,10 @@ fn measure(
         direction,
         bytes,
     };
-    let mut size = plan.fixed_size.unwrap_or(plan.initial_size).max(1);
-    match plan.fixed_size {
+    let mut size = sampling.fixed_size.unwrap_or(sampling.initial_size).max(1);
+    match sampling.fixed_size {
         Some(_) => {
-            for _ in 0..plan.warmup {
+            for _ in 0..sampling.warmup {
                 exec.transfer(&job(size))?;
             }
         }
@@ -118,21 +119,21 @@ fn measure(
             loop {
                 let s = exec.transfer(&job(size))?;
                 rounds += 1;
-                let long_enough = s.seconds >= plan.min_duration_s;
-                if (long_enough && rounds >= plan.warmup.max(1))
+                let long_enough = s.seconds >= sampling.min_duration_s;
+                if (long_enough && rounds >= sampling.warmup.max(1))
                     || rounds >= MAX_SIZING_ROUNDS
                     || size >= MAX_SIZE
                 {
                     break;
                 }
                 if !long_enough {
-                    size = next_size(size, s.seconds, plan.min_duration_s);
+                    size = next_size(size, s.seconds, sampling.min_duration_s);
                 }
             }
         }
     }
     let mut samples: Vec<Sample> = Vec::new();
-    for _ in 0..plan.repeat.max(1) {
+    for _ in 0..sampling.repeat.max(1) {
         match exec.transfer(&job(size)) {
             Ok(s) => samples.push(s),
             Err(TransferError::Failed(why)) if !samples.is_empty() => {
@@ -283,8 +284,8 @@ mod tests {
         fn finish(&self) {}
     }
 
-    fn plan(fixed: Option<u64>) -> Plan {
-        Plan {
+    fn plan(fixed: Option<u64>) -> Sampling {
+        Sampling {
             pairs: vec![
                 ("aes128-ctr".into(), Some("hmac-sha2-256".into())),
                 ("x".into(), None),

@@ -2,8 +2,9 @@
 //! connecting: the catalog for the native engine, the local `ssh -Q` lists for the OpenSSH
 //! engine (both when both run).
 
+use crate::bench::executor::EngineKind;
 use crate::bench::names::{self, Known};
-use crate::cli::{BenchArgs, Engine};
+use crate::bench::options::Options;
 use crate::exit::UsageError;
 use crate::target::ssh_query;
 use anyhow::Result;
@@ -23,27 +24,28 @@ pub fn check_ssh_ciphers(asked: &[String]) -> Result<()> {
 }
 
 /// Refuses (usage status) a `--ciphers`/`--macs` name no engine in use can run.
-pub fn check(args: &BenchArgs) -> Result<()> {
+pub fn check(args: &Options) -> Result<()> {
     if args.ciphers.is_empty() && args.macs.is_empty() {
         return Ok(());
     }
-    let engine = args.engine();
+    let openssh = args.runs(EngineKind::Openssh);
+    let native = args.runs(EngineKind::Native);
     let catalog_ciphers = ciphers::CIPHERS.iter().map(|c| c.name.to_string());
     let catalog_macs = ciphers::MACS.iter().map(|m| m.name.to_string());
-    let (ciphers, macs, source_c, source_m) = match engine {
-        Engine::Native => (
+    let (ciphers, macs, source_c, source_m) = match (openssh, native) {
+        (false, _) => (
             catalog_ciphers.collect(),
             catalog_macs.collect(),
             "sshtune's cipher catalog",
             "sshtune's MAC catalog",
         ),
-        Engine::Openssh => (
+        (true, false) => (
             ssh_query("cipher")?,
             ssh_query("mac")?,
             "`ssh -Q cipher`",
             "`ssh -Q mac`",
         ),
-        Engine::Both => {
+        (true, true) => {
             let mut c: Vec<String> = catalog_ciphers.collect();
             c.extend(ssh_query("cipher")?);
             let mut m: Vec<String> = catalog_macs.collect();

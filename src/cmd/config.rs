@@ -3,14 +3,15 @@
 //! only when the real `sshd -t` accepts it.
 
 use crate::bench::model::{BenchReport, SCHEMA};
-use crate::cli::{BenchArgs, ConfigArgs, Engine};
+use crate::bench::progress::StderrProgress;
+use crate::bench::{suite, EngineKind, Options};
+use crate::cli::ConfigArgs;
 use crate::config::apply::{self, one_line, reload_hint};
 use crate::config::emit::{self, Emitted, Meta};
 use crate::config::engine;
 use crate::config::policy::{self, Selection};
 use crate::config::sshd::Sshd;
 use crate::exit::PolicyFailure;
-use crate::report::Format;
 use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
 use std::io::Read as _;
@@ -142,29 +143,19 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
         }
         return Ok(report);
     }
-    let bench = BenchArgs {
-        host: args.host.clone(),
-        ssh: args.ssh.clone(),
+    let opts = Options {
+        ssh_args: args.ssh.used(),
         ciphers: args.ciphers.clone(),
-        macs: Vec::new(),
-        repeat: 3,
-        warmup: 1,
         size: args.size,
-        min_duration: 2.0,
-        direction: args.direction,
-        engine: Some(Engine::Openssh),
-        packet_size: None,
-        window: None,
-        known_hosts: None,
-        ceiling: None,
-        no_ceiling: false,
-        remote_sshtune: None,
-        format: Format::Json,
-        output: None,
-        explain: false,
-        quiet: args.quiet,
+        directions: args.direction.list(),
+        ..Options::new(
+            super::bench::target(args.host.as_deref(), &args.ssh),
+            vec![EngineKind::Openssh],
+        )
     };
-    crate::cmd::bench::measure(&bench)
+    super::bench_names::check(&opts)?;
+    let quiet = args.quiet;
+    suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))
 }
 
 fn target(args: &ConfigArgs, report: &BenchReport) -> Result<OpenSshVersion> {

@@ -1,10 +1,7 @@
 //! One module per subcommand: turn validated arguments into working objects, run, present.
 
 pub mod bench;
-pub mod bench_ceiling;
 pub mod bench_names;
-pub mod bench_native;
-pub mod bench_path;
 pub mod config;
 pub mod generate;
 pub mod pipeline;

@@ -14,11 +14,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-/// Line printed once listening: `SSHTUNE-SINK addr=IP port=N`.
-pub const LISTENING: &str = "SSHTUNE-SINK";
-/// Line printed per counted connection: `SSHTUNE-SINK-DONE bytes=N seconds=S cpu_s=C` (its own
-/// CPU time while counting, so bench can tell a CPU-bound ceiling from the network's).
-pub const DONE: &str = "SSHTUNE-SINK-DONE";
+/// The lines it prints are part of the remote protocol bench reads (`bench::remote`).
+pub use crate::bench::remote::{SINK_DONE as DONE, SINK_LISTENING as LISTENING};
 
 pub fn run(args: TcpSinkArgs) -> Result<()> {
     if args.token.len() < 16 || !args.token.chars().all(|c| c.is_ascii_alphanumeric()) {

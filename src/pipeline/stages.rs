@@ -4,12 +4,11 @@
 use super::model::StageCeiling;
 use super::remote;
 use super::rsync::{self, RunError};
-use crate::bench::model::Directions;
 use crate::bench::model::{BenchReport, Direction};
-use crate::bench::stats;
-use crate::cli::{BenchArgs, Engine, SshArgs};
-use crate::report::Format;
-use anyhow::{bail, Result};
+use crate::bench::progress::StderrProgress;
+use crate::bench::{stats, suite, EngineKind, Options};
+use crate::target::SshTarget;
+use anyhow::Result;
 use std::path::Path;
 use std::process::Command;
 
@@ -46,28 +45,8 @@ pub fn failed(stage: &str, cipher: Option<&str>, error: String) -> StageCeiling 
     }
 }
 
-/// Rebuilds the clap-level ssh options from an ssh option vector, so `bench` can be run
+/// SSH-only upload throughput per cipher, through the same bench every `sshtune bench` runs,
 /// against exactly the target the pipeline uses (the embedded server included).
-pub fn ssh_args_of(options: &[String]) -> Result<SshArgs> {
-    let mut a = SshArgs::default();
-    let mut it = options.iter();
-    while let Some(flag) = it.next() {
-        let Some(v) = it.next() else {
-            bail!("ssh option {flag} lacks its value");
-        };
-        match flag.as_str() {
-            "-F" => a.config = Some(v.into()),
-            "-p" => a.port = Some(v.parse()?),
-            "-l" => a.login = Some(v.clone()),
-            "-i" => a.identity = Some(v.into()),
-            "-o" => a.option.push(v.clone()),
-            other => bail!("ssh option {other} cannot be passed on to bench"),
-        }
-    }
-    Ok(a)
-}
-
-/// SSH-only upload throughput per cipher, through the same bench every `sshtune bench` runs.
 pub fn ssh_only(
     destination: &str,
     options: &[String],
@@ -75,29 +54,19 @@ pub fn ssh_only(
     repeat: u32,
     quiet: bool,
 ) -> Result<(Vec<StageCeiling>, BenchReport)> {
-    let args = BenchArgs {
-        host: Some(destination.to_string()),
-        ssh: ssh_args_of(options)?,
-        ciphers: ciphers.to_vec(),
-        macs: Vec::new(),
-        repeat,
-        warmup: 1,
-        size: None,
-        min_duration: 1.0,
-        direction: Directions::Upload,
-        engine: Some(Engine::Openssh),
-        packet_size: None,
-        window: None,
-        known_hosts: None,
-        remote_sshtune: None,
-        ceiling: None,
-        no_ceiling: false,
-        format: Format::Json,
-        output: None,
-        explain: false,
-        quiet,
+    let target = SshTarget {
+        destination: destination.to_string(),
+        options: options.to_vec(),
+        embedded: false,
     };
-    let report = crate::cmd::bench::measure(&args)?;
+    let opts = Options {
+        ciphers: ciphers.to_vec(),
+        repeat,
+        min_duration_s: 1.0,
+        directions: vec![Direction::Upload],
+        ..Options::new(Some(target), vec![EngineKind::Openssh])
+    };
+    let report = suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))?;
     let rows = report
         .results
         .iter()

@@ -8,7 +8,6 @@
 use super::subject::{Op, PACKET_BYTES};
 use crate::process;
 use anyhow::{Context, Result};
-use nix::sys::resource::{getrusage, UsageWho};
 use std::time::{Duration, Instant};
 
 /// How long to run untimed first, so caches, key schedules and CPU frequency settle.
@@ -32,9 +31,7 @@ impl Sample {
 }
 
 fn thread_cpu_seconds() -> Result<f64> {
-    let u = getrusage(UsageWho::RUSAGE_THREAD).context("reading this thread's CPU time")?;
-    let t = |tv: nix::sys::time::TimeVal| tv.tv_sec() as f64 + tv.tv_usec() as f64 * 1e-6;
-    Ok(t(u.user_time()) + t(u.system_time()))
+    crate::sysinfo::thread_cpu_seconds().context("reading this thread's CPU time")
 }
 
 /// Runs `op` until the thread has spent at least `min_time` seconds of CPU in it. The CPU

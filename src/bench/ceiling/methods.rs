@@ -274,7 +274,7 @@ fn sink_runs(
     deadline_s: u64,
     rtt: &mut Option<f64>,
 ) -> Result<Vec<Run>> {
-    use crate::cmd::tcp_sink::{DONE as SINK_DONE, LISTENING};
+    use crate::bench::remote::{SINK_DONE, SINK_LISTENING as LISTENING};
     anyhow::ensure!(
         !path.contains('\''),
         "the remote sshtune path contains a single quote"

@@ -11,6 +11,7 @@ mod job;
 mod methods;
 pub mod rtt;
 pub mod scripts;
+pub mod step;
 
 pub use job::Run;
 pub use methods::{candidates, measure_remote, Receiver, RemoteCeiling, RemoteSetup};

@@ -1,12 +1,11 @@
-//! The ceiling step of `sshtune bench` (openssh engine): user-supplied, loopback, or measured
-//! with the first receiver the server has; turned into the report's `ceiling` and the verdict
-//! context, with a warning for whatever could not be measured.
+//! The ceiling step of a bench run: measured with the first receiver the server has (openssh
+//! engine), turned into the report's `ceiling` and the verdict context, with a warning for
+//! whatever could not be measured.
 
-use crate::bench::ceiling::{self, RemoteCeiling, RemoteSetup, Run};
+use super::{RemoteCeiling, RemoteSetup, Run};
 use crate::bench::model::{self, CeilingDirection, Direction};
 use crate::bench::openssh::OpenSsh;
 use crate::bench::{run, stats, verdict};
-use crate::cli::BenchArgs;
 use anyhow::Result;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -33,20 +32,45 @@ pub struct Remote<'a> {
     pub server_cap_pct: f64,
 }
 
+/// A ceiling the user measured elsewhere (`--ceiling`).
+pub fn user(rate: &crate::units::Rate) -> model::Ceiling {
+    model::Ceiling {
+        mib_s: rate.mib_s,
+        method: format!("user-supplied (--ceiling {})", rate.read_as),
+        rtt_ms: None,
+        receiver: None,
+        directions: Vec::new(),
+    }
+}
+
+/// Loopback TCP, for context only (see `Ceiling::judges_network`).
+pub fn loopback() -> Result<model::Ceiling> {
+    use anyhow::Context as _;
+    let (m, lo, hi) = super::loopback_tcp(Duration::from_millis(700))
+        .context("measuring the loopback TCP ceiling")?;
+    Ok(model::Ceiling {
+        mib_s: m,
+        method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
+        rtt_ms: None,
+        receiver: None,
+        directions: Vec::new(),
+    })
+}
+
 /// A remote ceiling, or None with a warning saying why.
 pub fn remote(
-    args: &BenchArgs,
+    no_ceiling: bool,
     r: &Remote,
     download: bool,
     warnings: &mut Vec<String>,
 ) -> Result<Option<model::Ceiling>> {
-    if args.no_ceiling {
+    if no_ceiling {
         warnings.push(SKIPPED.into());
         return Ok(None);
     }
     let local_iperf3 = crate::process::find_program("iperf3").is_some();
     let (cands, skipped) =
-        ceiling::candidates(r.sshtune.clone(), &r.receivers, local_iperf3, r.local_ip);
+        super::candidates(r.sshtune.clone(), &r.receivers, local_iperf3, r.local_ip);
     let ssh = |cmd: &str| r.exec.command(None, None, cmd);
     let setup = RemoteSetup {
         ssh: &ssh,
@@ -55,7 +79,7 @@ pub fn remote(
         local_ip: r.local_ip,
         download,
     };
-    let (found, notes) = ceiling::measure_remote(&cands, &setup)?;
+    let (found, notes) = super::measure_remote(&cands, &setup)?;
     let mut why: Vec<String> = skipped;
     why.extend(notes);
     let Some(found) = found else {

@@ -2,8 +2,8 @@
 //! when no ceiling could be had, are grouped per engine and direction and handed to the
 //! pure rule in `bench::verdict::infer_path`.
 
-use crate::bench::model::{self, Direction, ResultRow, Verdict};
-use crate::bench::verdict::{self, PathRow, Rule};
+use super::model::{self, Direction, ResultRow, Verdict};
+use super::verdict::{self, PathRow, Rule};
 
 /// Rewrites the verdict of rows the path rule explains. `window` gives each engine's channel
 /// window; the quotas are the caps the CPU figures are compared with.

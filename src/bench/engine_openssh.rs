@@ -1,0 +1,240 @@
+//! The OpenSSH engine's setup: the target (or a private loopback sshd), the probe of what the
+//! server offers, one login for its facts, the default pairs the local `ssh` would use, and the
+//! raw-TCP ceiling over loopback or with a receiver on the server. Transfers are `OpenSsh`'s.
+
+use super::ceiling::{self, step};
+use super::executor::{Engine, EngineKind, Executor, Facts, Job, Sample, TransferError};
+use super::model::{Ceiling, Direction, ServerInfo};
+use super::openssh::OpenSsh;
+use super::options::Options;
+use super::remote;
+use crate::embedded::EmbeddedSshd;
+use crate::probe::{probe_target, ProbeResult};
+use crate::proxy::Proxy;
+use crate::target::{ssh_query, ssh_version, Resolved, SshTarget};
+use crate::{cgroup, process, sysinfo};
+use anyhow::{bail, Result};
+use std::time::Duration;
+
+pub struct OpenSshEngine {
+    exec: OpenSsh,
+    target: SshTarget,
+    resolved: Resolved,
+    /// What the server offered in its KEXINIT (set by the preflight).
+    offer: Option<ProbeResult>,
+    proxied: bool,
+    /// Kept alive for the whole run; dropping it stops the private sshd.
+    _embedded: Option<EmbeddedSshd>,
+}
+
+impl OpenSshEngine {
+    /// The destination, or a private sshd on loopback when there is none.
+    pub fn open(opts: &Options) -> Result<Self> {
+        let (embedded, target) = match &opts.target {
+            None => {
+                if !opts.ssh_args.is_empty() {
+                    bail!("ssh options (-p, -l, -i, -F, -o) need a HOST");
+                }
+                let server = EmbeddedSshd::start("")?;
+                let target = server.target.clone();
+                (Some(server), target)
+            }
+            Some(t) => (None, t.clone()),
+        };
+        let resolved = target.resolve()?;
+        // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+        let proxied = Proxy::of(&resolved, &target.options, &target.destination).is_some();
+        Ok(Self {
+            exec: OpenSsh::new(target.clone()),
+            target,
+            resolved,
+            offer: None,
+            proxied,
+            _embedded: embedded,
+        })
+    }
+}
+
+impl Executor for OpenSshEngine {
+    fn engine(&self) -> &'static str {
+        self.exec.engine()
+    }
+
+    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        self.exec.transfer(job)
+    }
+}
+
+impl Engine for OpenSshEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Openssh
+    }
+
+    fn preflight(&mut self, opts: &Options) -> Result<Facts> {
+        let offer = probe_target(&self.target, &self.resolved, Duration::from_secs(10))?;
+        let info = self.exec.preflight()?;
+        process::check_interrupted()?;
+        let loopback = !self.proxied && is_loopback(&self.resolved.hostname);
+        // The path's RTT and our address on it, from connects to the ssh port (not over
+        // loopback).
+        let rtt = (!loopback && !self.proxied)
+            .then(|| ceiling::rtt::connect_rtt(&self.resolved.hostname, self.resolved.port, 3))
+            .flatten();
+        // One machine when the kernel's boot id matches ours (network namespaces and
+        // containers included), or over loopback.
+        let local_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+            .ok()
+            .map(|s| s.trim().to_string());
+        let same_machine = match (info.get("boot_id"), local_boot) {
+            _ if loopback => Some(true),
+            (Some(a), Some(b)) => Some(a == b),
+            _ => None,
+        };
+        let mut warnings = Vec::new();
+        if loopback {
+            warnings.push(SHARED_CPUS.into());
+        }
+        if info.get("proc").as_deref() != Some("yes") {
+            warnings.push(
+                "the server has no readable /proc: server CPU cannot be measured there".into(),
+            );
+        }
+        let server = ServerInfo {
+            banner: Some(offer.banner.clone()),
+            openssh_version: offer.openssh_version.clone(),
+            strict_kex: Some(offer.strict_kex),
+            offered_ciphers: offer.ciphers(),
+            offered_macs: offer.macs(),
+            machine: sysinfo::MachineInfo {
+                cpu_model: info.get("cpu"),
+                cores: info.get("cores").and_then(|c| c.parse().ok()),
+                kernel: info.get("kernel"),
+            },
+            cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
+            same_machine,
+        };
+        self.offer = Some(offer);
+        Ok(Facts {
+            host_label: match &opts.target {
+                Some(t) => t.destination.clone(),
+                None => "embedded loopback sshd".into(),
+            },
+            server,
+            client_version: ssh_version().ok(),
+            info,
+            loopback,
+            infers_path: !loopback,
+            rtt,
+            tick_cpu: true,
+            shared_cores: (same_machine == Some(true))
+                .then(|| sysinfo::local().cores.map(f64::from))
+                .flatten(),
+            warnings,
+        })
+    }
+
+    /// The server's offer that the local ssh supports; non-AEAD ciphers with the MAC ssh would
+    /// negotiate (or each `--macs` name).
+    fn default_pairs(
+        &self,
+        facts: &Facts,
+        opts: &Options,
+    ) -> Result<Vec<(String, Option<String>)>> {
+        let offered = &facts.server.offered_ciphers;
+        let ciphers: Vec<String> = if opts.ciphers.is_empty() {
+            ssh_query("cipher")?
+                .into_iter()
+                .filter(|c| offered.contains(c))
+                .collect()
+        } else {
+            opts.ciphers.clone()
+        };
+        if ciphers.is_empty() {
+            bail!(
+                "the server offers no cipher the local ssh supports (server: {})",
+                offered.join(",")
+            );
+        }
+        let default_mac = self
+            .resolved
+            .macs
+            .iter()
+            .find(|m| facts.server.offered_macs.contains(m))
+            .cloned();
+        Ok(pairs(&ciphers, &opts.macs, default_mac))
+    }
+
+    fn ceiling(
+        &mut self,
+        facts: &Facts,
+        opts: &Options,
+        warnings: &mut Vec<String>,
+    ) -> Result<Option<Ceiling>> {
+        if facts.loopback && !opts.no_ceiling {
+            return Ok(Some(step::loopback()?));
+        }
+        if facts.loopback {
+            warnings.push(step::SKIPPED.into());
+            return Ok(None);
+        }
+        if self.proxied {
+            warnings.push(
+                "no raw-TCP ceiling behind a jump host (the target is not reachable directly); \
+                 --ceiling gives one"
+                    .into(),
+            );
+            return Ok(None);
+        }
+        let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
+        step::remote(
+            opts.no_ceiling,
+            &step::Remote {
+                exec: &self.exec,
+                sshtune: opts
+                    .remote_sshtune
+                    .clone()
+                    .or_else(|| facts.info.get("sshtune")),
+                receivers: facts.info.get("receivers").unwrap_or_default(),
+                local_ip: facts.rtt.map(|(_, ip)| ip),
+                client_cap_pct: cap(cgroup::quota_cores("self")),
+                server_cap_pct: cap(facts.server.cpu_quota_cores),
+            },
+            opts.directions.contains(&Direction::Download),
+            warnings,
+        )
+    }
+
+    fn window(&self) -> Option<u64> {
+        Some(super::window::OPENSSH_CHANNEL_WINDOW)
+    }
+}
+
+/// Each cipher once if AEAD, else with each asked MAC, or with `default_mac`.
+pub fn pairs(
+    ciphers: &[String],
+    macs: &[String],
+    default_mac: Option<String>,
+) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for c in ciphers {
+        if ::ciphers::cipher(c).is_some_and(|s| s.is_aead()) {
+            out.push((c.clone(), None));
+        } else if macs.is_empty() {
+            out.push((c.clone(), default_mac.clone()));
+        } else {
+            out.extend(macs.iter().map(|m| (c.clone(), Some(m.clone()))));
+        }
+    }
+    out
+}
+
+/// The warning for a run whose two ends share this machine.
+pub const SHARED_CPUS: &str = "client and server share this machine's CPUs: good for ranking \
+    ciphers, not for absolute figures of a remote link";
+
+pub(crate) fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}

@@ -1,0 +1,201 @@
+//! One bench run: every engine asked for, one after the other, through the same steps (open,
+//! log in once, default pairs, ceiling, the sampling loop), assembled into one report. The
+//! first engine's server facts and ceiling lead the report; a later engine fills in what the
+//! first could not learn (the schema has one `server` and one `ceiling`, not one per engine).
+
+use super::ceiling::step;
+use super::engine_native::NativeEngine;
+use super::engine_openssh::OpenSshEngine;
+use super::executor::{Engine, EngineKind, Facts};
+use super::model::{self, BenchReport, ClientInfo, ResultRow, Settings};
+use super::options::Options;
+use super::run::{self, Progress, Sampling};
+use crate::{cgroup, process, sysinfo};
+use anyhow::Result;
+
+/// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
+const INITIAL_SIZE: u64 = 16 << 20;
+
+/// Starts the engine of `kind` against the options' target (or its private server).
+pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
+    Ok(match kind {
+        EngineKind::Openssh => Box::new(OpenSshEngine::open(opts)?),
+        EngineKind::Native => Box::new(NativeEngine::open(opts)?),
+    })
+}
+
+/// Runs every engine in `opts` and returns the report. `progress` gives a fresh progress
+/// display for each engine's loop.
+pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<BenchReport> {
+    process::install_signal_handlers()?;
+    let started = chrono::Local::now().to_rfc3339();
+    let client_quota = cgroup::quota_cores("self");
+    let mut warnings: Vec<String> = Vec::new();
+    let mut lead: Option<Facts> = None;
+    let mut ceiling: Option<model::Ceiling> = opts.ceiling.as_ref().map(step::user);
+    let mut results: Vec<ResultRow> = Vec::new();
+    let mut windows: Vec<(EngineKind, Option<u64>)> = Vec::new();
+    for &kind in &opts.engines {
+        // Each engine's server (embedded or not) lives only for its own loop.
+        let mut engine = open(kind, opts)?;
+        let facts = engine.preflight(opts)?;
+        let pairs = engine.default_pairs(&facts, opts)?;
+        if ceiling.is_none() {
+            let mut said = Vec::new();
+            let measured = match &lead {
+                None => engine.ceiling(&facts, opts, &mut said)?,
+                // The first engine already said why it has none; only a measurement counts.
+                Some(_) if !opts.no_ceiling => engine.ceiling(&facts, opts, &mut Vec::new())?,
+                Some(_) => None,
+            };
+            ceiling = measured;
+            warnings.extend(said);
+        }
+        process::check_interrupted()?;
+        let mut ctx = run::Context {
+            client_quota_cores: client_quota,
+            shared_cores: facts.shared_cores,
+            ..run::Context::default()
+        };
+        step::apply(&mut ctx, ceiling.as_ref());
+        let sampling = Sampling {
+            pairs,
+            directions: opts.directions.clone(),
+            repeat: opts.repeat,
+            warmup: opts.warmup,
+            fixed_size: opts.size,
+            initial_size: opts.size.unwrap_or(INITIAL_SIZE),
+            min_duration_s: opts.min_duration_s,
+        };
+        let rows = run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?;
+        results.extend(rows);
+        windows.push((kind, engine.window()));
+        for w in &facts.warnings {
+            if !warnings.contains(w) {
+                warnings.push(w.clone());
+            }
+        }
+        lead = Some(match lead {
+            None => facts,
+            Some(first) => fill_in(first, &facts),
+        });
+    }
+    let facts = lead.unwrap_or_default();
+    let path_rtt_s = match (
+        facts.rtt.map(|(r, _)| r),
+        ceiling.as_ref().and_then(|c| c.rtt_ms),
+    ) {
+        (Some(a), Some(b)) => Some(a.min(b / 1000.0)),
+        (a, b) => a.or(b.map(|b| b / 1000.0)),
+    };
+    if facts.infers_path {
+        super::path::infer(
+            &mut results,
+            ceiling.as_ref(),
+            path_rtt_s,
+            |engine| {
+                let kind = EngineKind::parse(engine)?;
+                windows.iter().find(|(k, _)| *k == kind)?.1
+            },
+            client_quota,
+            facts.server.cpu_quota_cores,
+        );
+    }
+    let short = results
+        .iter()
+        .filter_map(|r| Some(r.bytes as f64 / 1048576.0 / r.median_mib_s?))
+        .any(|secs| secs < 0.5);
+    if facts.tick_cpu && short {
+        warnings.push(
+            "some transfers lasted under 0.5 s: CPU figures count 10 ms scheduler ticks and are \
+             coarse there; use a larger --size or the adaptive default"
+                .into(),
+        );
+    }
+    if opts.engines_defaulted && opts.target.is_none() && opts.engines == [EngineKind::Native] {
+        warnings.push(
+            "no OpenSSH server (sshd) found, so only the native engine was measured: install \
+             openssh-server to compare with OpenSSH in the same run"
+                .into(),
+        );
+    }
+    Ok(BenchReport {
+        schema: model::SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started,
+        host: facts.host_label,
+        embedded: opts.target.is_none(),
+        client: ClientInfo {
+            ssh_version: facts.client_version,
+            machine: sysinfo::local(),
+            cpu_quota_cores: client_quota,
+        },
+        server: facts.server,
+        settings: settings(opts),
+        ceiling,
+        ranking: crate::report::ranking::rank(&results),
+        results,
+        warnings,
+        path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
+        ssh_args: opts.ssh_args.clone(),
+    })
+}
+
+/// The lead engine's facts with the gaps a later engine could fill: the server's machine and
+/// CPU quota as that engine's login saw them.
+fn fill_in(mut lead: Facts, later: &Facts) -> Facts {
+    let (m, l) = (&mut lead.server.machine, &later.server.machine);
+    m.cpu_model = m.cpu_model.take().or_else(|| l.cpu_model.clone());
+    m.cores = m.cores.or(l.cores);
+    m.kernel = m.kernel.take().or_else(|| l.kernel.clone());
+    lead.server.cpu_quota_cores = lead.server.cpu_quota_cores.or(later.server.cpu_quota_cores);
+    lead
+}
+
+/// What the report records of how it was measured; the native packet size and window only
+/// when the native engine ran.
+pub fn settings(opts: &Options) -> Settings {
+    let native = opts.runs(EngineKind::Native);
+    Settings {
+        engines: opts.engines.iter().map(|k| k.to_string()).collect(),
+        repeat: opts.repeat,
+        warmup: opts.warmup,
+        fixed_size_bytes: opts.size,
+        min_duration_s: opts.min_duration_s,
+        native_packet_bytes: native.then(|| opts.native_packet_size()),
+        native_window_bytes: native.then(|| opts.native_window()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_engine_fills_only_the_gaps() {
+        let mut lead = Facts::default();
+        lead.server.machine.cores = Some(4);
+        let mut later = Facts::default();
+        later.server.machine.cores = Some(8);
+        later.server.machine.kernel = Some("6.1".into());
+        later.server.cpu_quota_cores = Some(0.5);
+        let f = fill_in(lead, &later);
+        assert_eq!(f.server.machine.cores, Some(4));
+        assert_eq!(f.server.machine.kernel.as_deref(), Some("6.1"));
+        assert_eq!(f.server.cpu_quota_cores, Some(0.5));
+    }
+
+    #[test]
+    fn settings_name_the_engines_and_native_knobs_only_when_native_ran() {
+        let o = Options::new(None, vec![EngineKind::Openssh]);
+        let s = settings(&o);
+        assert_eq!(s.engines, vec!["openssh"]);
+        assert_eq!(s.native_window_bytes, None);
+        let o = Options::new(None, EngineKind::ALL.to_vec());
+        let s = settings(&o);
+        assert_eq!(s.engines, vec!["openssh", "native"]);
+        assert!(s.native_window_bytes.is_some());
+        assert_eq!(EngineKind::parse("native"), Some(EngineKind::Native));
+        assert_eq!(EngineKind::parse("scripted"), None);
+    }
+}
