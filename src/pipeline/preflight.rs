@@ -7,6 +7,7 @@ use super::model::StorageInfo;
 use super::remote;
 use super::ssh::remote_call;
 use super::MIB;
+use crate::bench::remote::info;
 use anyhow::{bail, Result};
 
 /// What the check found out about the remote side.
@@ -100,13 +101,4 @@ pub fn check_room(storage: &StorageInfo, bytes: u64, label: &str) -> Result<()> 
         }
     }
     Ok(())
-}
-
-/// The value of one `SSHTUNE-INFO key=value` line, if set.
-fn info<'a>(out: &'a str, key: &str) -> Option<&'a str> {
-    out.lines()
-        .filter_map(|l| l.strip_prefix("SSHTUNE-INFO "))
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
 }
