@@ -293,7 +293,7 @@ fn components<'a>(graph: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<BTreeSet<&'a s
 /// reaches the library under that name), with the inline modules (`mod tests { … }`) it sits
 /// in, so `super::` resolves from the right place.
 fn references(src: &str, binary: bool) -> Vec<Reference> {
-    let tokens = tokens(&strip(src));
+    let tokens = tokens(&support::source::strip(src));
     let mut out = Vec::new();
     // Inline modules we are inside: (name, brace depth of their body, under `#[cfg(test)]`).
     let mut inline: Vec<(String, usize, bool)> = Vec::new();
@@ -443,96 +443,6 @@ fn tokens(text: &str) -> Vec<(usize, String)> {
             i += 2;
         } else {
             out.push((line, c.to_string()));
-            i += 1;
-        }
-    }
-    out
-}
-
-/// The source with comments and the contents of string and char literals blanked, lines kept.
-fn strip(src: &str) -> String {
-    let c: Vec<char> = src.chars().collect();
-    let mut out = String::with_capacity(src.len());
-    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
-    let ident = |k: usize| k > 0 && (c[k - 1].is_alphanumeric() || c[k - 1] == '_');
-    let mut i = 0;
-    while i < c.len() {
-        if c[i] == '/' && c.get(i + 1) == Some(&'/') {
-            while i < c.len() && c[i] != '\n' {
-                i += 1;
-            }
-        } else if c[i] == '/' && c.get(i + 1) == Some(&'*') {
-            let mut nest = 0;
-            while i < c.len() {
-                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
-                    nest += 1;
-                    i += 2;
-                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
-                    nest -= 1;
-                    i += 2;
-                    if nest == 0 {
-                        break;
-                    }
-                } else {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-        } else if c[i] == 'r'
-            && (!ident(i) || (i > 0 && c[i - 1] == 'b' && !ident(i - 1)))
-            && matches!(c.get(i + 1), Some('"' | '#'))
-        {
-            // Raw string: r"…", r#"…"#, br#"…"#.
-            let mut j = i + 1;
-            while c.get(j) == Some(&'#') {
-                j += 1;
-            }
-            if c.get(j) != Some(&'"') {
-                out.push(c[i]);
-                i += 1;
-                continue;
-            }
-            let hashes = j - i - 1;
-            out.push('"');
-            j += 1;
-            while j < c.len() {
-                if c[j] == '"' && (1..=hashes).all(|h| c.get(j + h) == Some(&'#')) {
-                    j += 1 + hashes;
-                    break;
-                }
-                blank(&mut out, c[j]);
-                j += 1;
-            }
-            out.push('"');
-            i = j;
-        } else if c[i] == '"' {
-            out.push('"');
-            i += 1;
-            while i < c.len() && c[i] != '"' {
-                if c[i] == '\\' {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-                if i < c.len() {
-                    blank(&mut out, c[i]);
-                    i += 1;
-                }
-            }
-            out.push('"');
-            i += 1;
-        } else if c[i] == '\'' && c.get(i + 1) == Some(&'\\') {
-            // Escaped char literal: '\n', '\'', '\u{…}'.
-            out.push(' ');
-            i += 2;
-            while i < c.len() && c[i] != '\'' {
-                i += 1;
-            }
-            i += 1;
-        } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
-            out.push(' ');
-            i += 3;
-        } else {
-            out.push(c[i]);
             i += 1;
         }
     }

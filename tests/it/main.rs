@@ -15,6 +15,7 @@ mod interop_dropbear;
 mod interop_openssh;
 mod jump_host;
 mod layers;
+mod locks;
 mod native_bench;
 mod native_malformed;
 mod native_pair;

@@ -2,6 +2,7 @@
 
 pub mod lock;
 pub mod native;
+pub mod source;
 
 pub use lock::{exclusive, shared};
 
