@@ -1,0 +1,634 @@
+//! `sshtune bench` end to end: the real binary, the real OpenSSH client, a real sshd.
+
+use crate::support;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+use sshtune::embedded::EmbeddedSshd;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{output, sshtune, stderr, stdout};
+
+/// `sshtune bench` aimed at a test server through ordinary ssh options, as a user would.
+fn bench_against(server: &EmbeddedSshd) -> Command {
+    let mut cmd = sshtune();
+    cmd.arg("bench")
+        .args(&server.target.options)
+        .arg(&server.target.destination);
+    cmd
+}
+
+fn one_line_error(o: &std::process::Output, expect: &str) {
+    assert!(!o.status.success(), "should fail: {}", stdout(o));
+    let err = stderr(o);
+    let last = err.trim().lines().last().unwrap_or_default();
+    assert!(last.starts_with("sshtune: "), "{err}");
+    assert!(last.contains(expect), "expected {expect:?} in {last:?}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// Fails if a process whose command line matches `pattern` (pgrep -f) is still running.
+fn no_process_matches(pattern: &str, what: &str) {
+    let left = Command::new("pgrep")
+        .args(["-f", pattern])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "{what} left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+#[test]
+fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
+    let _lock = support::exclusive();
+    let o = output(sshtune().args([
+        "bench", "--format", "json", "--size", "16M", "--repeat", "3", "-q",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["schema"], "sshtune.bench/1");
+    assert_eq!(v["embedded"], true);
+    assert!(v["server"]["banner"].as_str().unwrap().contains("OpenSSH"));
+    assert!(v["client"]["ssh_version"]
+        .as_str()
+        .unwrap()
+        .contains("OpenSSH"));
+    let local: Vec<String> = String::from_utf8(
+        Command::new("ssh")
+            .args(["-Q", "cipher"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap()
+    .lines()
+    .map(String::from)
+    .collect();
+    let results = v["results"].as_array().unwrap();
+    let mut busy_server = false;
+    for cipher in &local {
+        for dir in ["upload", "download"] {
+            let row = results
+                .iter()
+                .find(|r| {
+                    r["engine"] == "openssh"
+                        && r["cipher"] == cipher.as_str()
+                        && r["direction"] == dir
+                })
+                .unwrap_or_else(|| panic!("no openssh {cipher} {dir} row"));
+            assert!(row["error"].is_null(), "{cipher} {dir}: {}", row["error"]);
+            assert_eq!(row["engine"], "openssh");
+            assert_eq!(row["bytes"], 16 << 20);
+            let samples = row["samples"].as_array().unwrap();
+            assert_eq!(samples.len(), 3, "{cipher} {dir}");
+            let (lo, med, hi) = (
+                row["min_mib_s"].as_f64().unwrap(),
+                row["median_mib_s"].as_f64().unwrap(),
+                row["max_mib_s"].as_f64().unwrap(),
+            );
+            assert!(
+                lo > 0.0 && lo <= med && med <= hi,
+                "{cipher} {dir}: {lo} {med} {hi}"
+            );
+            let client = row["client_cpu_pct"].as_f64().expect("client CPU measured");
+            let server = row["server_cpu_pct"].as_f64().expect("server CPU measured");
+            // CPU time comes in 10 ms ticks: a short transfer may honestly read 0.
+            assert!((0.0..=110.0).contains(&client), "client CPU {client}");
+            assert!((0.0..=110.0).contains(&server), "server CPU {server}");
+            busy_server |= server > 0.0;
+            assert!(row["verdict"].is_string());
+            assert_ne!(row["verdict"], "network", "loopback is never network-bound");
+            let aead = cipher.contains("gcm") || cipher.contains("chacha");
+            assert_eq!(
+                row["mac"].is_null(),
+                aead,
+                "{cipher}: MAC only for non-AEAD"
+            );
+        }
+    }
+    assert!(busy_server, "the session sshd's CPU was seen at least once");
+    // With sshd installed, the embedded default also runs the native engine, legacy ciphers
+    // included (measured, graded, never recommended).
+    assert_eq!(
+        v["settings"]["engines"],
+        serde_json::json!(["openssh", "native"])
+    );
+    for spec in ciphers::CIPHERS.iter().filter(|c| c.name != "none") {
+        for dir in ["upload", "download"] {
+            let row = results
+                .iter()
+                .find(|r| {
+                    r["engine"] == "native" && r["cipher"] == spec.name && r["direction"] == dir
+                })
+                .unwrap_or_else(|| panic!("no native {} {dir} row", spec.name));
+            assert!(
+                row["error"].is_null(),
+                "native {} {dir}: {}",
+                spec.name,
+                row["error"]
+            );
+            assert_eq!(row["samples"].as_array().unwrap().len(), 3);
+            assert_eq!(row["grade"], spec.grade.as_str());
+        }
+    }
+    assert!(v["ceiling"]["mib_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn table_csv_and_markdown_render_the_same_rows() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").unwrap();
+    for (format, marker) in [
+        ("table", "aes128-ctr"),
+        ("csv", "engine,cipher,mac"),
+        ("markdown", "| engine |"),
+    ] {
+        let o = output(bench_against(&server).args([
+            "--ciphers",
+            "aes128-ctr",
+            "--size",
+            "2M",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "-q",
+            "--format",
+            format,
+            "--explain",
+        ]));
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains(marker), "{format}: {text}");
+        let both = text.clone() + &stderr(&o);
+        assert!(
+            both.contains("Evidence behind each verdict"),
+            "--explain: {both}"
+        );
+    }
+}
+
+#[test]
+fn a_cipher_the_server_refuses_is_a_row_not_a_crash() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("Ciphers aes128-ctr\n").unwrap();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let o = output(
+        bench_against(&server)
+            .args([
+                "--ciphers",
+                "aes128-ctr,aes256-gcm@openssh.com",
+                "--size",
+                "2M",
+                "--repeat",
+                "3",
+                "-q",
+                "--format",
+                "json",
+                "--output",
+            ])
+            .arg(out.path()),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        if r["cipher"] == "aes256-gcm@openssh.com" {
+            assert!(r["error"].as_str().unwrap().contains("not offered"), "{r}");
+            assert!(r["samples"].as_array().unwrap().is_empty());
+        } else {
+            assert!(r["error"].is_null(), "{r}");
+            assert_eq!(r["samples"].as_array().unwrap().len(), 3);
+        }
+    }
+}
+
+#[test]
+fn unreachable_and_unknown_hosts_fail_in_one_line() {
+    let _lock = support::shared();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let o = output(sshtune().args([
+        "bench",
+        "-F",
+        "/dev/null",
+        "-p",
+        &port.to_string(),
+        "127.0.0.1",
+    ]));
+    one_line_error(&o, "Connection refused");
+    let o = output(sshtune().args(["bench", "-F", "/dev/null", "no-such-host.invalid"]));
+    one_line_error(&o, "resolve");
+}
+
+#[test]
+fn refused_authentication_fails_in_one_line() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let stranger = support::keygen(&dir.path().join("stranger"));
+    let mut opts = server.target.options.clone();
+    let i = opts.iter().position(|o| o == "-i").unwrap();
+    opts[i + 1] = stranger.display().to_string();
+    let o = output(sshtune().arg("bench").args(&opts).arg("127.0.0.1"));
+    one_line_error(&o, "authentication");
+}
+
+#[test]
+fn a_changed_host_key_is_refused_not_ignored() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let other = support::keygen(&dir.path().join("other"));
+    let pubkey = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let key: Vec<&str> = pubkey.split_whitespace().take(2).collect();
+    let kh = dir.path().join("known_hosts");
+    std::fs::write(
+        &kh,
+        format!("[127.0.0.1]:{} {}\n", server.port, key.join(" ")),
+    )
+    .unwrap();
+    let opts: Vec<String> = server
+        .target
+        .options
+        .iter()
+        .map(|o| {
+            if o.starts_with("UserKnownHostsFile=") {
+                format!("UserKnownHostsFile={}", kh.display())
+            } else {
+                o.clone()
+            }
+        })
+        .collect();
+    let o = output(sshtune().arg("bench").args(&opts).arg("127.0.0.1"));
+    one_line_error(&o, "host key");
+    assert!(stderr(&o).contains("changed"), "{}", stderr(&o));
+}
+
+#[test]
+fn missing_remote_tools_are_named() {
+    let _lock = support::shared();
+    // A PATH with a shell but without cat/wc/head: the remote side of the bench cannot work.
+    let bin = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
+    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![("PATH".into(), bin.path().display().to_string())],
+        ..Default::default()
+    })
+    .unwrap();
+    let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
+    one_line_error(&o, "lacks cat");
+}
+
+#[test]
+fn a_remote_command_that_never_answers_is_named_not_waited_for() {
+    let _lock = support::shared();
+    // The server's `sh` hangs, as a login whose shell startup file waits on something does.
+    let bin = tempfile::tempdir().unwrap();
+    let sh = bin.path().join("sh");
+    std::fs::write(&sh, "#!/bin/sh\nexec sleep 600\n").unwrap();
+    std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![(
+            "PATH".into(),
+            format!("{}:/usr/bin:/bin", bin.path().display()),
+        )],
+        ..Default::default()
+    })
+    .unwrap();
+    let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
+    one_line_error(&o, "no answer within");
+}
+
+#[test]
+fn a_server_killed_mid_run_gives_one_line_and_leaves_nothing() {
+    let _lock = support::shared();
+    let mut server = EmbeddedSshd::start("").unwrap();
+    let mut child = bench_against(&server)
+        .args([
+            "--ciphers",
+            "aes128-ctr",
+            "--size",
+            "64G",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+            "--direction",
+            "upload",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    server.kill();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "bench did not notice the server died"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let o = child.wait_with_output().unwrap();
+    assert!(!status.success());
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "{err}");
+    let last = err.trim().lines().last().unwrap_or_default().to_string();
+    assert!(last.starts_with("sshtune: "), "{err}");
+    assert!(
+        last.contains("connection") || last.contains("Connection") || last.contains("measured"),
+        "{last}"
+    );
+    no_process_matches(&format!("ssh .*-p {} ", server.port), "ssh processes");
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_removes_the_embedded_server() {
+    let _lock = support::shared();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = sshtune()
+        .args([
+            "bench",
+            "--ciphers",
+            "aes128-ctr",
+            "--size",
+            "64G",
+            "--repeat",
+            "1",
+            "--warmup",
+            "0",
+        ])
+        .env("TMPDIR", tmp.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the embedded server exists (its directory appears), then a little more so the
+    // transfer is under way.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::read_dir(tmp.path()).unwrap().next().is_none() {
+        assert!(Instant::now() < deadline, "embedded server never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    kill(Pid::from_raw(child.id() as i32), Signal::SIGINT).unwrap();
+    let stderr_pipe = child.stderr.take().unwrap();
+    let lines: Vec<String> = BufReader::new(stderr_pipe)
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{lines:?}");
+    assert!(lines.last().unwrap().contains("interrupted"), "{lines:?}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+    no_process_matches(&tmp.path().display().to_string(), "processes");
+}
+
+#[test]
+fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").unwrap();
+    let opt = |key: &str| {
+        let o = &server.target.options;
+        let i = o.iter().position(|x| x == key).unwrap();
+        o[i + 1].clone()
+    };
+    let known = server
+        .target
+        .options
+        .iter()
+        .find_map(|o| o.strip_prefix("UserKnownHostsFile="))
+        .unwrap()
+        .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("config");
+    std::fs::write(
+        &cfg,
+        format!(
+            "Host benchbox\n  HostName 127.0.0.1\n  Port {}\n  User {}\n  IdentityFile {}\n  IdentitiesOnly yes\n  \
+             UserKnownHostsFile {known}\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n",
+            server.port,
+            opt("-l"),
+            opt("-i"),
+        ),
+    )
+    .unwrap();
+    let o = output(sshtune().arg("bench").arg("-F").arg(&cfg).args([
+        "benchbox",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "-q",
+        "--format",
+        "json",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["host"], "benchbox");
+    assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
+}
+
+#[test]
+fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
+    let _lock = support::shared();
+    // It could not run: 1, with the one-line cause.
+    let o = output(sshtune().args(["bench", "-F", "/dev/null", "no-such-host.invalid"]));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // The command line is wrong: clap's 2.
+    let o = output(sshtune().args(["bench", "--repeat", "0"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    // The table is in --help.
+    let help = stdout(&output(sshtune().arg("--help")));
+    for line in [
+        "Exit status:",
+        "  1    error",
+        "  2    usage",
+        "  3    policy failure",
+    ] {
+        assert!(help.contains(line), "{line:?} missing from {help}");
+    }
+}
+
+#[test]
+fn no_ceiling_measures_none_and_says_so() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let o = output(bench_against(&server).args([
+        "--no-ceiling",
+        "--engine",
+        "openssh",
+        "--ciphers",
+        "aes128-ctr",
+        "--direction",
+        "upload",
+        "--size",
+        "8M",
+        "--repeat",
+        "1",
+        "--format",
+        "json",
+        "-q",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["ceiling"].is_null(), "{}", v["ceiling"]);
+    let warnings = v["warnings"].to_string();
+    assert!(warnings.contains("--no-ceiling"), "{warnings}");
+    assert!(
+        v["results"][0]["verdict_rule"].is_string(),
+        "{}",
+        v["results"][0]
+    );
+    // The ssh arguments are in the report, for `sshtune config`.
+    let at = server
+        .target
+        .options
+        .iter()
+        .position(|o| o == "-p")
+        .unwrap();
+    let port: u64 = server.target.options[at + 1].parse().unwrap();
+    assert_eq!(v["ssh_args"]["port"], port, "{}", v["ssh_args"]);
+    assert_eq!(v["ssh_args"]["ssh_config"], "/dev/null");
+    assert!(v["ssh_args"]["options"]
+        .as_array()
+        .unwrap()
+        .contains(&"IdentitiesOnly=yes".into()));
+    let o = output(bench_against(&server).args(["--no-ceiling", "--ceiling", "5"]));
+    assert!(
+        !o.status.success(),
+        "--ceiling and --no-ceiling together are refused"
+    );
+}
+
+#[test]
+fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let iperf = dir.path().join("iperf.json");
+    std::fs::write(
+        &iperf,
+        r#"{"end":{"sum_sent":{"bits_per_second":1.0e9},"sum_received":{"bits_per_second":9.4e8}}}"#,
+    )
+    .unwrap();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    for (ceiling, mib_s, said) in [
+        (
+            format!("@{}", iperf.display()),
+            9.4e8 / 8.0 / 1048576.0,
+            "sum_received",
+        ),
+        ("940Mbit".to_string(), 940e6 / 8.0 / 1048576.0, "10^6 bit/s"),
+        ("110MiB".to_string(), 110.0, "2^20 bytes/s"),
+    ] {
+        let o = output(bench_against(&server).args([
+            "--ceiling",
+            &ceiling,
+            "--engine",
+            "openssh",
+            "--ciphers",
+            "aes128-ctr",
+            "--direction",
+            "upload",
+            "--size",
+            "1M",
+            "--repeat",
+            "1",
+            "--format",
+            "json",
+            "-q",
+        ]));
+        assert!(o.status.success(), "{ceiling}: {}", stderr(&o));
+        let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let got = v["ceiling"]["mib_s"].as_f64().unwrap();
+        assert!((got - mib_s).abs() < 1e-6, "{ceiling}: {got} vs {mib_s}");
+        let method = v["ceiling"]["method"].as_str().unwrap();
+        assert!(method.contains(said), "{ceiling}: {method}");
+    }
+}
+
+#[test]
+fn bad_ceiling_values_are_usage_errors_in_one_line() {
+    let _lock = support::shared();
+    for (bad, want) in [
+        ("940Q", "unknown rate unit"),
+        ("fast", "not a rate"),
+        ("-3Mbit", "rate must be positive"),
+        ("@/nonexistent/iperf.json", "cannot read"),
+    ] {
+        let arg = format!("--ceiling={bad}");
+        let o = output(sshtune().args(["bench", &arg, "no-such-host.invalid"]));
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(stderr(&o).contains(want), "{bad}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn a_misspelt_cipher_or_mac_is_refused_before_connecting_with_a_suggestion() {
+    let _lock = support::shared();
+    // The host cannot be resolved: reaching it would fail with status 1, so status 2 and the
+    // suggestion show the names were checked first.
+    for (args, want) in [
+        (
+            vec!["--ciphers", "aes128-ctr,aes128-gmc@openssh.com"],
+            "unknown cipher \"aes128-gmc@openssh.com\" (not in `ssh -Q cipher`); did you mean \
+             aes128-gcm@openssh.com?",
+        ),
+        (
+            vec!["--engine", "native", "--macs", "hmac-sha2-257"],
+            "did you mean hmac-sha2-256?",
+        ),
+        (vec!["--ciphers", "aes999"], "unknown cipher \"aes999\""),
+    ] {
+        let o = output(sshtune().arg("bench").args(&args).args([
+            "-F",
+            "/dev/null",
+            "no-such-host.invalid",
+        ]));
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        one_line_error(&o, want);
+    }
+}
+
+#[test]
+fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no-such-dir/report.json");
+    let o = output(sshtune().arg("bench").arg("--output").arg(&missing).args([
+        "-F",
+        "/dev/null",
+        "no-such-host.invalid",
+    ]));
+    // The output is refused, not the host: nothing was tried before the check.
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    one_line_error(&o, "--output");
+    assert!(!stderr(&o).contains("no-such-host"), "{}", stderr(&o));
+    let o = output(
+        sshtune()
+            .arg("bench")
+            .arg("--output")
+            .arg(dir.path())
+            .args(["-F", "/dev/null", "no-such-host.invalid"]),
+    );
+    one_line_error(&o, "is a directory");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -1,0 +1,197 @@
+//! The Ansible collection in contrib/ansible against a fleet of real OpenSSH servers: three
+//! sshd "hosts" in network namespaces behind links the test shapes (two tbf rates; one host's
+//! sshd under a CPU quota), plus a fourth host nobody answers for. The real `ansible-playbook`
+//! runs the collection's playbook on a controller namespace: first `--check --diff` (every
+//! host measured, the drop-ins shown, nothing changed), then for real (drop-ins installed,
+//! validated, backed up, sshd reloaded). Each host's drop-in directory is a temp dir of the
+//! test, never this machine's /etc/ssh.
+
+use crate::support;
+
+mod ansible;
+mod host;
+mod topology;
+
+use ansible::Ansible;
+use host::{verdicts, Host};
+use std::path::Path;
+use std::time::Instant;
+use support::cgroup::CpuQuota;
+use support::exclusive;
+use topology::Fleet;
+
+/// Where the serve role's server listens on the board (its namespace has no other user).
+const SERVE_PORT: u16 = 2222;
+const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
+/// A drop-in that was there before: the playbook must keep it as a backup. It still permits
+/// the measured ciphers, so the bench sees them offered.
+const OLD_DROPIN: &str = "# written by hand before the fleet was tuned\n\
+                          Ciphers aes128-gcm@openssh.com,chacha20-poly1305@openssh.com,aes256-ctr\n";
+
+#[test]
+fn playbook_benches_every_host_and_installs_its_dropin() {
+    if !support::is_root() {
+        eprintln!("skipped: network namespaces, tc and cgroups need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let started = Instant::now();
+    let tmp = tempfile::Builder::new()
+        .prefix("sshtune-fleet-")
+        .tempdir()
+        .expect("tempdir");
+    // Declared before the hosts: dropped after them, once no sshd is left inside.
+    let mut fleet = Fleet::new();
+    let quota = CpuQuota::new(20);
+    let slow = Host::start(&mut fleet, "slow", Some(40), None, "8M", None);
+    let fast = Host::start(&mut fleet, "fast", Some(160), None, "32M", Some(OLD_DROPIN));
+    let board = Host::start(&mut fleet, "board", None, Some(&quota), "48M", None);
+    let hosts = [&slow, &fast, &board];
+
+    let reports = tmp.path().join("reports");
+    let inventory = tmp.path().join("inventory.yml");
+    host::write_inventory(&inventory, &hosts, true, &reports, &CIPHERS);
+    let collection = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/ansible");
+    let ansible = Ansible::new(&tmp.path().join("ansible"), &collection, fleet.controller());
+
+    // 1. Dry run: every host measured, the drop-ins shown, nothing on the hosts changed.
+    let dry = ansible.playbook(&inventory, "sshtune.tune.tune", &["--check", "--diff"]);
+    assert_eq!(
+        dry.code, 2,
+        "exit status: some host failed, none unreachable"
+    );
+    for h in hosts {
+        assert_eq!(dry.count(h.name, "failed"), 0, "{} failed", h.name);
+        assert!(
+            reports.join(format!("{}.json", h.name)).is_file(),
+            "{}'s report did not arrive",
+            h.name
+        );
+        let header = format!("+++ after: {}", h.dropin().display());
+        assert!(dry.stdout.contains(&header), "no diff for {}", h.name);
+    }
+    assert!(
+        dry.stdout.contains("+Ciphers "),
+        "the diff shows no Ciphers line"
+    );
+    assert!(!slow.dropin().exists() && !board.dropin().exists());
+    assert_eq!(std::fs::read_to_string(fast.dropin()).unwrap(), OLD_DROPIN);
+
+    // The unreachable host failed alone, and said why.
+    assert_eq!(dry.count("gone", "failed"), 1);
+    assert!(!reports.join("gone.json").exists());
+    let error: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(reports.join("gone.error.json")).expect("gone.error.json"),
+    )
+    .expect("error file is JSON");
+    let why = error["error"].as_str().unwrap_or_default();
+    eprintln!("gone: {why}");
+    assert!(!why.is_empty(), "{error}");
+
+    // 2. The verdicts follow the namespaces: the links bound the shaped hosts (`path`: a
+    //    colleague's verdict for a link without a measured ceiling), the quota the board.
+    for h in hosts {
+        eprintln!("{}: {:?}", h.name, verdicts(&reports, h.name));
+    }
+    for h in [&slow, &fast] {
+        for (cipher, v) in verdicts(&reports, h.name) {
+            assert!(
+                v == "network" || v == "path",
+                "{} {cipher}: {v} on a {:?} Mbit/s link",
+                h.name,
+                h.rate_mbit
+            );
+        }
+    }
+    for (cipher, v) in verdicts(&reports, "board") {
+        assert_eq!(v, "server-cpu", "board {cipher} under a 20% quota");
+    }
+
+    // 3. For real, from the reports the dry run wrote.
+    let apply = ansible.playbook(&inventory, "sshtune.tune.tune", &["--tags", "config"]);
+    assert_eq!(apply.code, 2, "exit status: some host failed");
+    assert_eq!(apply.count("gone", "failed"), 1);
+    for h in hosts {
+        assert_eq!(apply.count(h.name, "failed"), 0, "{} failed", h.name);
+        let wanted = h.expected_ciphers_line(&reports);
+        let installed = std::fs::read_to_string(h.dropin()).expect("drop-in installed");
+        assert!(
+            installed.lines().any(|l| l == wanted),
+            "{}: {wanted:?} not in\n{installed}",
+            h.name
+        );
+        h.assert_sshd_accepts();
+        h.assert_offers(&fleet, &wanted);
+    }
+    let backups = fast.backups();
+    assert_eq!(
+        backups.len(),
+        1,
+        "one backup of the old drop-in: {backups:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&backups[0]).unwrap(), OLD_DROPIN);
+    assert!(slow.backups().is_empty(), "nothing to back up on slow");
+
+    // 4. sshtune serve on the board, bounded in time, on the address the controller reaches.
+    //    (Started from the board's sshd, it stays in the board's cgroup: removed with it.)
+    let serve_dir = tmp.path().join("serve");
+    std::fs::create_dir_all(serve_dir.join("bin")).expect("serve dir");
+    let key = support::keygen(&serve_dir.join("client_ed25519"));
+    let installed = serve_dir.join("bin/sshtune");
+    let vars = serde_json::json!({
+        "serve_binary_src": env!("CARGO_BIN_EXE_sshtune"),
+        "serve_install_path": installed,
+        "serve_state_dir": serve_dir.join("state"),
+        "serve_authorized_keys": key.with_extension("pub"),
+        "serve_listen": format!("{}:{SERVE_PORT}", board.address()),
+        "serve_duration": 60,
+        // Hermetic: a transient systemd unit would run outside the board's namespace.
+        "serve_systemd": false,
+    });
+    let serve = ansible.playbook(
+        &inventory,
+        "sshtune.tune.serve",
+        &["-l", "board", "-e", &vars.to_string()],
+    );
+    assert_eq!(serve.code, 0, "serve playbook");
+    assert!(installed.is_file(), "binary installed");
+    let banner = host::probe(&fleet.controller_ns, board.address(), SERVE_PORT)
+        .expect("sshtune serve answers the controller");
+    let banner = banner["banner"].as_str().unwrap_or_default().to_string();
+    assert!(banner.starts_with("SSH-2.0-sshtune_"), "{banner}");
+
+    eprintln!("fleet test took {:.0} s", started.elapsed().as_secs_f64());
+}
+
+/// ProxyJump from the inventory (ansible_ssh_common_args) reaches a host that only a bastion
+/// can: the host's sshd listens on its namespace's 127.0.0.1, the jump sshd on the link.
+#[test]
+fn playbook_reaches_a_host_behind_a_jump_host() {
+    if !support::is_root() {
+        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let tmp = tempfile::Builder::new()
+        .prefix("sshtune-fleet-")
+        .tempdir()
+        .expect("tempdir");
+    let mut fleet = Fleet::new();
+    let hidden = Host::start_behind_jump(&mut fleet, "hidden", 160, "32M", None);
+    let reports = tmp.path().join("reports");
+    let inventory = tmp.path().join("inventory.yml");
+    host::write_inventory(&inventory, &[&hidden], false, &reports, &CIPHERS);
+    let collection = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/ansible");
+    let ansible = Ansible::new(&tmp.path().join("ansible"), &collection, fleet.controller());
+
+    let run = ansible.playbook(&inventory, "sshtune.tune.tune", &[]);
+    assert_eq!(run.code, 0, "the playbook succeeds through the jump host");
+    for (cipher, v) in verdicts(&reports, "hidden") {
+        assert!(v == "network" || v == "path", "hidden {cipher}: {v}");
+    }
+    let wanted = hidden.expected_ciphers_line(&reports);
+    let installed = std::fs::read_to_string(hidden.dropin()).expect("drop-in installed");
+    assert!(installed.lines().any(|l| l == wanted), "{installed}");
+    hidden.assert_sshd_accepts();
+    hidden.assert_offers(&fleet, &wanted);
+}

@@ -1,0 +1,256 @@
+//! `sshtune bench --engine native|both` end to end, with the in-process native server.
+
+use crate::support;
+
+use support::{output, sshtune, stderr, stdout};
+
+#[test]
+fn native_engine_embedded_rows_include_legacy() {
+    let _lock = support::shared();
+    let o = output(sshtune().args([
+        "bench",
+        "--engine",
+        "native",
+        "--size",
+        "2M",
+        "--repeat",
+        "2",
+        "--warmup",
+        "0",
+        "--ciphers",
+        "aes128-gcm@openssh.com,aes128-ctr,arcfour256,blowfish-cbc",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = v["results"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    for r in rows {
+        assert_eq!(r["engine"], "native");
+        assert!(r["error"].is_null(), "{r}");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        assert!(r["server_cpu_pct"].as_f64().is_some(), "{r}");
+        assert!(r["client_cpu_pct"].as_f64().is_some(), "{r}");
+    }
+    let grade = |c: &str| {
+        rows.iter()
+            .find(|r| r["cipher"] == c)
+            .map(|r| r["grade"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(grade("arcfour256"), "broken");
+    assert_eq!(v["settings"]["engines"][0], "native");
+}
+
+#[test]
+fn both_engines_side_by_side() {
+    let _lock = support::shared();
+    let o = output(sshtune().args([
+        "bench",
+        "--engine",
+        "both",
+        "--size",
+        "2M",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--ciphers",
+        "aes128-ctr",
+        "--macs",
+        "hmac-sha2-256",
+        "--direction",
+        "upload",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let engines: Vec<&str> = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["engine"].as_str().unwrap())
+        .collect();
+    assert_eq!(engines, ["openssh", "native"]);
+}
+
+#[test]
+fn packet_size_and_window_are_options_recorded_in_the_json() {
+    let _lock = support::shared();
+    let o = output(sshtune().args([
+        "bench",
+        "--engine",
+        "native",
+        "--ciphers",
+        "aes128-ctr",
+        "--size",
+        "2M",
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+        "--packet-size",
+        "16K",
+        "--window",
+        "1M",
+        "--format",
+        "json",
+        "--quiet",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["settings"]["native_packet_bytes"], 16384);
+    assert_eq!(v["settings"]["native_window_bytes"], 1 << 20);
+    assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
+    let o = output(sshtune().args(["bench", "--engine", "native", "--packet-size", "300K"]));
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--packet-size must be between"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// A loopback listener that speaks just enough SSH to hear a client's KEXINIT: it sends its
+/// version line and a KEXINIT offering every name we know, records what the client offers and
+/// hangs up.
+fn kexinit_recorder() -> (
+    u16,
+    std::sync::mpsc::Receiver<sshtune::wire::kexinit::KexInit>,
+) {
+    use sshtune::wire::{ident, kexinit::KexInit, msg, plain};
+    use std::io::Write as _;
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let names = |v: Vec<&str>| v.into_iter().map(String::from).collect::<Vec<_>>();
+    let all_ciphers = names(ciphers::CIPHERS.iter().map(|c| c.name).collect());
+    let all_macs = names(ciphers::MACS.iter().map(|m| m.name).collect());
+    let ours = KexInit {
+        cookie: [0; 16],
+        kex: names(vec!["curve25519-sha256"]),
+        host_key: names(vec!["ssh-ed25519"]),
+        ciphers_c2s: all_ciphers.clone(),
+        ciphers_s2c: all_ciphers,
+        macs_c2s: all_macs.clone(),
+        macs_s2c: all_macs,
+        compression_c2s: names(vec!["none"]),
+        compression_s2c: names(vec!["none"]),
+        languages_c2s: Vec::new(),
+        languages_s2c: Vec::new(),
+        first_kex_follows: false,
+    };
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let _ = s.write_all(b"SSH-2.0-OpenSSH_9.2 recorder\r\n");
+            let _ = plain::write_packet(&mut s, &ours.encode());
+            let mut r = std::io::BufReader::new(s.try_clone().unwrap());
+            if ident::read_ident(&mut r).is_err() {
+                continue;
+            }
+            while let Ok(p) = plain::read_packet(&mut r) {
+                if p.first() == Some(&msg::KEXINIT) {
+                    let _ = tx.send(KexInit::decode(&p).unwrap());
+                    break;
+                }
+            }
+        }
+    });
+    (port, rx)
+}
+
+fn assert_only_ok_graded(k: &sshtune::wire::kexinit::KexInit, what: &str) {
+    for c in k.ciphers_c2s.iter().chain(&k.ciphers_s2c) {
+        let spec = ciphers::cipher(c).unwrap();
+        assert!(
+            !spec.legacy && spec.grade == ciphers::Grade::Ok,
+            "{what} offered {c}"
+        );
+    }
+    for m in k.macs_c2s.iter().chain(&k.macs_s2c) {
+        assert_eq!(
+            ciphers::mac(m).unwrap().grade,
+            ciphers::Grade::Ok,
+            "{what} offered {m}"
+        );
+    }
+}
+
+/// Regression: on a remote host the native client logged in offering every legacy cipher,
+/// `none` and the broken MACs, and each AEAD transfer offered every MAC.
+#[test]
+fn native_client_offers_only_what_the_run_asks_for() {
+    let _lock = support::shared();
+    use sshtune::bench::executor::{Executor, Job};
+    use sshtune::bench::model::Direction;
+    use sshtune::bench::native::{Native, Peer};
+    let (port, rx) = kexinit_recorder();
+    let dir = tempfile::tempdir().unwrap();
+    let key = support::keygen(&dir.path().join("id"));
+    // The preflight of `bench --engine native HOST`: it fails (the recorder hangs up), after
+    // offering.
+    let o = output(
+        sshtune()
+            .args([
+                "bench",
+                "127.0.0.1",
+                "--engine",
+                "native",
+                "-F",
+                "/dev/null",
+            ])
+            .args([
+                "-p",
+                &port.to_string(),
+                "-o",
+                "UserKnownHostsFile=/dev/null",
+            ])
+            .arg("-i")
+            .arg(&key)
+            .args(["--ciphers", "3des-cbc", "--quiet"]),
+    );
+    assert!(!o.status.success());
+    let k = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the preflight's KEXINIT");
+    assert!(!k.ciphers_c2s.is_empty());
+    assert_only_ok_graded(&k, "the preflight");
+    // Each transfer offers its own cipher and MAC only; an AEAD one the ok-graded MACs.
+    let cfg = sshtune::transport::client::ClientConfig {
+        user: "nobody".into(),
+        key: std::sync::Arc::new(sshtune::transport::hostkey::Ed25519Key::generate().unwrap()),
+        known_hosts: dir.path().join("known_hosts"),
+        prefs: sshtune::transport::kex::Preferences::from_catalog(true),
+        opts: Default::default(),
+        window: 1 << 20,
+        packet_size: 32768,
+        connect_timeout: std::time::Duration::from_secs(10),
+    };
+    let mut n = Native::new("127.0.0.1".into(), port, cfg, Peer::Shell);
+    for (cipher, mac) in [
+        ("aes128-ctr", Some("hmac-sha2-256")),
+        ("arcfour256", Some("hmac-md5")),
+        ("aes128-gcm@openssh.com", None),
+    ] {
+        let job = Job {
+            cipher,
+            mac,
+            direction: Direction::Upload,
+            bytes: 1 << 20,
+        };
+        assert!(n.transfer(&job).is_err());
+        let k = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+        assert_eq!(k.ciphers_c2s, [cipher], "{cipher}");
+        assert_eq!(k.ciphers_s2c, [cipher], "{cipher}");
+        match mac {
+            Some(m) => assert_eq!(k.macs_c2s, [m], "{cipher}"),
+            None => assert_only_ok_graded(&k, cipher),
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! `sshtune pipeline` against a real sshd on loopback with real rsync: the data arrives intact,
+//! the report has its documented shape, and the CPU breakdown names the pipeline's processes.
+
+use crate::support;
+
+use serde_json::Value;
+use std::path::Path;
+use support::pipeline::{assert_same_tree, files, leftovers, make_source};
+use support::{output, sshtune, stderr, stdout};
+
+fn run_json(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> Value {
+    let mut cmd = sshtune();
+    cmd.env("TMPDIR", tmp)
+        .arg("pipeline")
+        .arg(dest)
+        .arg("--source")
+        .arg(src)
+        .args(["--ciphers", "aes128-gcm@openssh.com", "--format", "json"])
+        .args(extra);
+    let o = output(&mut cmd);
+    assert!(o.status.success(), "pipeline failed: {}", stderr(&o));
+    serde_json::from_str(&stdout(&o)).expect("JSON report")
+}
+
+fn pct(row: &Value, side: &str, group: &str) -> f64 {
+    row["cpu"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["side"] == side && c["group"] == group)
+        .and_then(|c| c["pct"].as_f64())
+        .unwrap_or_else(|| panic!("no {side}/{group} in {}", row["cpu"]))
+}
+
+#[test]
+fn rsync_over_embedded_sshd_copies_exactly_and_reports_where_the_cpu_goes() {
+    let _lock = support::shared();
+    let work = tempfile::tempdir().unwrap();
+    let (src, dest, tmp) = (
+        work.path().join("src"),
+        work.path().join("dest"),
+        work.path().join("tmp"),
+    );
+    for d in [&dest, &tmp] {
+        std::fs::create_dir(d).unwrap();
+    }
+    // Large enough that every process burns measurable ticks at loopback speed.
+    make_source(&src, 128 << 20);
+    let r = run_json(
+        &dest,
+        &src,
+        &tmp,
+        &[
+            "--variants",
+            "whole-file,delta",
+            "--repeat",
+            "2",
+            "--interval-ms",
+            "100",
+            "--keep",
+        ],
+    );
+
+    assert_eq!(r["schema"], "sshtune.pipeline/1");
+    assert_eq!(r["embedded"], true);
+    assert_eq!(r["dataset"]["files"], 13);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert!(row["error"].is_null(), "{row}");
+        assert_eq!(row["samples"].as_array().unwrap().len(), 2);
+        assert!(row["median_mib_s"].as_f64().unwrap() > 0.0);
+    }
+    let whole = &rows[0];
+    assert_eq!(whole["variant"], "whole-file");
+    for (side, group) in [
+        ("client", "rsync-sender"),
+        ("client", "ssh"),
+        ("server", "sshd"),
+        ("server", "rsync-receiver"),
+    ] {
+        assert!(
+            pct(whole, side, group) > 0.0,
+            "{side}/{group} shows no CPU: {}",
+            whole["cpu"]
+        );
+    }
+    // Delta on an existing destination sends (almost) no literal data.
+    assert!(
+        rows[1]["literal_bytes"].as_u64().unwrap() < whole["literal_bytes"].as_u64().unwrap() / 10
+    );
+
+    // Every stage ceiling was measured in this run.
+    let mut stages: Vec<&str> = r["ceilings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["stage"].as_str().unwrap())
+        .collect();
+    stages.sort_unstable();
+    assert_eq!(stages, ["disk", "rsync-local", "ssh"]);
+    for c in r["ceilings"].as_array().unwrap() {
+        assert!(c["median_mib_s"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    assert!(r["verdict"]["bound_by"].is_string());
+    assert_eq!(r["verdict"]["cipher"], "aes128-gcm@openssh.com");
+
+    // The time series covers both ends and names the runs.
+    let series = r["series"].as_array().unwrap();
+    for side in ["client", "server"] {
+        assert!(series
+            .iter()
+            .any(|t| t["side"] == side && t["phase"] == "aes128-gcm@openssh.com/whole-file#1"));
+    }
+
+    // --keep: the run directory holds an exact copy.
+    let run_dir = Path::new(r["remote_dir"].as_str().unwrap());
+    assert!(run_dir.starts_with(&dest));
+    assert_same_tree(&src, &run_dir.join("data"));
+    assert!(
+        leftovers(&tmp).is_empty(),
+        "temp files left: {:?}",
+        leftovers(&tmp)
+    );
+}
+
+#[test]
+fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
+    let _lock = support::shared();
+    let work = tempfile::tempdir().unwrap();
+    let (src, dest, tmp) = (
+        work.path().join("src"),
+        work.path().join("dest"),
+        work.path().join("tmp"),
+    );
+    for d in [&dest, &tmp] {
+        std::fs::create_dir(d).unwrap();
+    }
+    make_source(&src, 4 << 20);
+    std::fs::write(dest.join("unrelated.txt"), b"stays").unwrap();
+    for format in ["table", "csv", "markdown"] {
+        let o = output(
+            sshtune()
+                .env("TMPDIR", &tmp)
+                .arg("pipeline")
+                .arg(&dest)
+                .arg("--source")
+                .arg(&src)
+                .args([
+                    "--ciphers",
+                    "aes128-ctr",
+                    "--variants",
+                    "whole-file",
+                    "--repeat",
+                    "1",
+                    "--no-ceilings",
+                ])
+                .args(["--format", format]),
+        );
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(
+            text.contains("aes128-ctr") && text.contains("whole-file"),
+            "{format}: {text}"
+        );
+        assert_eq!(files(&dest), [Path::new("unrelated.txt")]);
+        assert!(
+            leftovers(&tmp).is_empty(),
+            "temp files left: {:?}",
+            leftovers(&tmp)
+        );
+    }
+}

@@ -1,0 +1,212 @@
+//! `sshtune speed` end to end through the real binary: the JSON shape, filters and errors.
+//! Numbers are not asserted (speed goals live in benchmarks); only that they exist.
+
+use crate::support;
+use serde_json::Value;
+use std::process::Command;
+
+fn sshtune(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sshtune"))
+        .args(args)
+        .output()
+        .expect("running sshtune")
+}
+
+#[test]
+fn json_report_has_one_row_per_subject_and_backend() {
+    let _lock = support::shared();
+    let out = sshtune(&[
+        "speed",
+        "--min-time",
+        "0.05",
+        "--format",
+        "json",
+        "--ciphers",
+        "aes128-ctr,chacha20-poly1305@openssh.com",
+        "--macs",
+        "hmac-sha2-256",
+        "--quiet",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v["schema"], "sshtune.speed/1");
+    assert_eq!(v["settings"]["packet_bytes"], 32768);
+    assert_eq!(v["settings"]["samples"], 3);
+    assert_eq!(
+        v["settings"]["crypto"],
+        serde_json::json!(["openssl", "rust"])
+    );
+    let openssl = v["openssl"]["available"].as_bool().unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    // 2 ciphers + 1 MAC + 1 pair (aes128-ctr + the MAC; the AEAD takes no MAC), two backends.
+    assert_eq!(rows.len(), 8, "{rows:#?}");
+    let kinds: Vec<&str> = rows.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == "cipher").count(), 4);
+    assert_eq!(kinds.iter().filter(|k| **k == "mac").count(), 2);
+    assert_eq!(kinds.iter().filter(|k| **k == "pair").count(), 2);
+    for r in rows {
+        assert!(r["error"].is_null(), "{r}");
+        let samples = r["samples_mib_s"].as_array().unwrap();
+        assert_eq!(samples.len(), 3);
+        assert!(samples.iter().all(|s| s.as_f64().unwrap() > 0.0));
+        let (lo, med, hi) = (
+            r["min_mib_s"].as_f64().unwrap(),
+            r["median_mib_s"].as_f64().unwrap(),
+            r["max_mib_s"].as_f64().unwrap(),
+        );
+        assert!(lo <= med && med <= hi, "{r}");
+        assert!(r["default_backend"].is_boolean());
+        match r["kind"].as_str().unwrap() {
+            "pair" => {
+                assert_eq!(r["cipher"], "aes128-ctr");
+                assert_eq!(r["mac"], "hmac-sha2-256");
+                assert!(r["reference"].is_null());
+                assert!(r["reference_note"].is_string());
+            }
+            _ if openssl => {
+                assert!(r["reference"]["command"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("openssl speed"));
+                assert!(r["reference"]["median_mib_s"].as_f64().unwrap() > 0.0);
+                assert!(r["ratio"].as_f64().unwrap() > 0.0);
+            }
+            _ => assert!(r["reference_note"].is_string()),
+        }
+    }
+    // Exactly one default backend per cipher row pair.
+    for c in ["aes128-ctr", "chacha20-poly1305@openssh.com"] {
+        let defaults = rows
+            .iter()
+            .filter(|r| r["kind"] == "cipher" && r["cipher"] == c && r["default_backend"] == true)
+            .count();
+        assert_eq!(defaults, 1, "{c}");
+    }
+}
+
+#[test]
+fn csv_to_a_file_with_one_backend() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("speed.csv");
+    let out = sshtune(&[
+        "speed",
+        "--min-time",
+        "0.02",
+        "--rows",
+        "cipher",
+        "--ciphers",
+        "arcfour256",
+        "--crypto",
+        "rust",
+        "--no-reference",
+        "--format",
+        "csv",
+        "--output",
+        path.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("kind,cipher,mac,grade,backend"));
+    assert_eq!(lines.len(), 2, "{text}");
+    assert!(lines[1].starts_with("cipher,arcfour256,,broken,rust,"));
+}
+
+#[test]
+fn unknown_cipher_is_a_one_line_error() {
+    let _lock = support::shared();
+    let out = sshtune(&["speed", "--ciphers", "rot13-cbc", "-q"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("unknown cipher \"rot13-cbc\""), "{err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn without_openssl_the_report_says_so() {
+    let _lock = support::shared();
+    // An empty PATH hides the openssl command; the measurement itself needs nothing from it.
+    let empty = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_sshtune"))
+        .args([
+            "speed",
+            "--min-time",
+            "0.02",
+            "--rows",
+            "cipher",
+            "--ciphers",
+            "aes128-ctr",
+            "--crypto",
+            "openssl",
+            "-q",
+        ])
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("openssl is not installed"), "{text}");
+    assert!(text.contains("aes128-ctr"), "{text}");
+}
+
+#[test]
+fn markdown_rows_for_a_mac() {
+    let _lock = support::shared();
+    let out = sshtune(&[
+        "speed",
+        "--min-time",
+        "0.02",
+        "--rows",
+        "mac",
+        "--macs",
+        "umac-64@openssh.com",
+        "--no-reference",
+        "--format",
+        "markdown",
+        "-q",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("| kind | algorithm |"), "{text}");
+    let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("| mac |")).collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(rows.iter().all(|r| r.contains("umac-64@openssh.com")));
+    assert!(text.contains("--no-reference"), "{text}");
+}
+
+#[test]
+fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("gone/speed.json");
+    let out = sshtune(&["speed", "-q", "--output", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("--output") && err.contains("cannot be created"),
+        "{err}"
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
