@@ -5,7 +5,8 @@
 
 use super::ceiling::step;
 use super::engine_openssh::{is_loopback, pairs, SHARED_CPUS};
-use super::executor::{Engine, EngineKind, Executor, Facts, Job, Sample, TransferError};
+use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
+use super::model::EngineKind;
 use super::model::{Ceiling, ServerInfo};
 use super::native::{preflight_offer, Native, Peer};
 use super::options::Options;

@@ -3,7 +3,8 @@
 //! raw-TCP ceiling over loopback or with a receiver on the server. Transfers are `OpenSsh`'s.
 
 use super::ceiling::{self, step};
-use super::executor::{Engine, EngineKind, Executor, Facts, Job, Sample, TransferError};
+use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
+use super::model::EngineKind;
 use super::model::{Ceiling, Direction, ServerInfo};
 use super::openssh::OpenSsh;
 use super::options::Options;

@@ -3,43 +3,10 @@
 //! widens it with what differs between engines before the loop (logging in once, what the
 //! server offers, the default pairs, the raw-TCP ceiling), so one suite drives any of them.
 
-use super::model::{Ceiling, Direction, ServerInfo};
+use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
 use super::options::Options;
 use super::remote::Info;
-use std::fmt;
 use thiserror::Error;
-
-/// The SSH implementations a bench can drive; `as_str` is how reports and `--engine` name
-/// them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EngineKind {
-    /// The system `ssh` client against the server's sshd.
-    Openssh,
-    /// sshtune's own client, in this process.
-    Native,
-}
-
-impl EngineKind {
-    pub const ALL: [EngineKind; 2] = [EngineKind::Openssh, EngineKind::Native];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EngineKind::Openssh => "openssh",
-            EngineKind::Native => "native",
-        }
-    }
-
-    /// The engine a report row names.
-    pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.as_str() == name)
-    }
-}
-
-impl fmt::Display for EngineKind {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct Job<'a> {

@@ -24,6 +24,6 @@ pub mod transfer;
 pub mod verdict;
 pub mod window;
 
-pub use executor::{Engine, EngineKind};
-pub use model::{BenchReport, Direction, ResultRow};
+pub use executor::Engine;
+pub use model::{BenchReport, Direction, EngineKind, ResultRow};
 pub use options::Options;

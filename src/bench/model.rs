@@ -25,6 +25,38 @@ impl fmt::Display for Direction {
     }
 }
 
+/// The SSH implementations a bench can drive; `as_str` is how reports and `--engine` name
+/// them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EngineKind {
+    /// The system `ssh` client against the server's sshd.
+    Openssh,
+    /// sshtune's own client, in this process.
+    Native,
+}
+
+impl EngineKind {
+    pub const ALL: [EngineKind; 2] = [EngineKind::Openssh, EngineKind::Native];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EngineKind::Openssh => "openssh",
+            EngineKind::Native => "native",
+        }
+    }
+
+    /// The engine a report row names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+}
+
+impl fmt::Display for EngineKind {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Which directions a run measures, or a policy weighs. Derives clap's `ValueEnum` so the
 /// command line can take it as is; the domain does not depend on `cli`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

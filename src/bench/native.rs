@@ -217,7 +217,7 @@ impl DataPipe for ChannelPipe<'_> {
 
 impl Executor for Native {
     fn engine(&self) -> &'static str {
-        super::executor::EngineKind::Native.as_str()
+        super::model::EngineKind::Native.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {

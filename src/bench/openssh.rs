@@ -95,7 +95,7 @@ impl OpenSsh {
 
 impl Executor for OpenSsh {
     fn engine(&self) -> &'static str {
-        super::executor::EngineKind::Openssh.as_str()
+        super::model::EngineKind::Openssh.as_str()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {

@@ -2,8 +2,7 @@
 //! --host` and the pipeline's SSH-only stage each fill one in; none of them hands the suite a
 //! command-line struct, so the command line can change without touching the measurement.
 
-use super::executor::EngineKind;
-use super::model::Direction;
+use super::model::{Direction, EngineKind};
 use super::ssh_args::SshArgsUsed;
 use crate::target::SshTarget;
 use crate::units::Rate;

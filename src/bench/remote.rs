@@ -211,31 +211,6 @@ impl RemoteCounters {
     }
 }
 
-/// The sample one remote-script transfer yields: our clock and client CPU, the server's CPU
-/// from the counters its READY and DONE lines carried.
-pub fn sample(
-    bytes: u64,
-    seconds: f64,
-    client_cpu_s: Option<f64>,
-    ready: &Ready,
-    done: &str,
-) -> super::executor::Sample {
-    let tck = ready.ticks_per_s.max(1) as f64;
-    let after = RemoteCounters::parse(&tokens(done));
-    let delta = |a: Option<u64>, b: Option<u64>| match (a, b) {
-        (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / tck),
-        _ => None,
-    };
-    super::executor::Sample {
-        bytes,
-        seconds,
-        client_cpu_s,
-        server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
-        server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
-        server_quota_cores: ready.quota_cores,
-    }
-}
-
 /// The READY line: where the session process is and what it may use.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ready {

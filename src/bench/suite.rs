@@ -6,7 +6,8 @@
 use super::ceiling::step;
 use super::engine_native::NativeEngine;
 use super::engine_openssh::OpenSshEngine;
-use super::executor::{Engine, EngineKind, Facts};
+use super::executor::{Engine, Facts};
+use super::model::EngineKind;
 use super::model::{self, BenchReport, ClientInfo, ResultRow, Settings};
 use super::options::Options;
 use super::run::{self, Progress, Sampling};

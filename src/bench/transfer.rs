@@ -5,7 +5,7 @@
 
 use super::executor::{Job, Sample};
 use super::model::Direction;
-use super::remote::{self, Ready};
+use super::remote::{self, Ready, RemoteCounters};
 use crate::process;
 use std::time::Instant;
 
@@ -103,7 +103,7 @@ pub fn drive<P: DataPipe>(
             (seconds, c1, done)
         }
     };
-    Ok(remote::sample(
+    Ok(sample(
         job.bytes,
         seconds,
         c0.zip(c1).map(|(a, b)| b - a),
@@ -127,6 +127,31 @@ fn read_done<P: DataPipe>(pipe: &mut P) -> Result<String, Step<P::Error>> {
             }
             Err(e) => return Err(Step::Ended(e.to_string())),
         }
+    }
+}
+
+/// The sample one remote-script transfer yields: our clock and client CPU, the server's CPU
+/// from the counters its READY and DONE lines carried.
+fn sample(
+    bytes: u64,
+    seconds: f64,
+    client_cpu_s: Option<f64>,
+    ready: &Ready,
+    done: &str,
+) -> Sample {
+    let tck = ready.ticks_per_s.max(1) as f64;
+    let after = RemoteCounters::parse(&remote::tokens(done));
+    let delta = |a: Option<u64>, b: Option<u64>| match (a, b) {
+        (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / tck),
+        _ => None,
+    };
+    Sample {
+        bytes,
+        seconds,
+        client_cpu_s,
+        server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
+        server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
+        server_quota_cores: ready.quota_cores,
     }
 }
 

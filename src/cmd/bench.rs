@@ -1,11 +1,11 @@
 //! `sshtune bench`: the command line turned into `bench::Options`, the suite run with a
 //! progress display, the report presented as asked.
 
-use crate::bench::executor::EngineKind;
 use crate::bench::model::BenchReport;
 use crate::bench::options::Options;
 use crate::bench::progress::StderrProgress;
 use crate::bench::suite;
+use crate::bench::EngineKind;
 use crate::cli::{BenchArgs, Engine, SshArgs};
 use crate::report::{self, Format};
 use crate::target::SshTarget;

@@ -2,9 +2,9 @@
 //! connecting: the catalog for the native engine, the local `ssh -Q` lists for the OpenSSH
 //! engine (both when both run).
 
-use crate::bench::executor::EngineKind;
 use crate::bench::names::{self, Known};
 use crate::bench::options::Options;
+use crate::bench::EngineKind;
 use crate::exit::UsageError;
 use crate::target::ssh_query;
 use anyhow::Result;
