@@ -1,8 +1,12 @@
 //! Presentation of bench results. Every format renders the same `BenchReport`; none of them
-//! computes anything new.
+//! computes anything new. `load` reads saved reports of every kind back, `compare` puts runs
+//! side by side, `html` draws every kind as a self-contained page.
 
+pub mod compare;
 mod csv;
+pub mod html;
 mod json;
+pub mod load;
 mod markdown;
 pub mod ranking;
 mod table;
@@ -16,6 +20,8 @@ pub enum Format {
     Json,
     Csv,
     Markdown,
+    /// One self-contained page with inline SVG charts.
+    Html,
 }
 
 pub trait Exporter {
@@ -28,6 +34,15 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Markdown => Box::new(markdown::Markdown),
+        Format::Html => Box::new(HtmlPage),
+    }
+}
+
+struct HtmlPage;
+
+impl Exporter for HtmlPage {
+    fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
+        Ok(html::bench(report))
     }
 }
 
