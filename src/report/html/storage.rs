@@ -29,7 +29,7 @@ pub fn storage(report: &StorageReport) -> String {
             }
             let columns: Vec<String> = m.tests.iter().map(|t| t.label.clone()).collect();
             for layer in layers {
-                let rows: Vec<(String, Vec<Option<(f64, String)>>)> = m
+                let rows: Vec<svg::HeatRow> = m
                     .cells
                     .iter()
                     .filter(|c| c.layer == layer)

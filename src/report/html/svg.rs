@@ -271,12 +271,16 @@ pub fn stacked(title: &str, unit: &str, names: &[&str], stacks: &[Stack]) -> Str
     svg(title, ly + 20.0, &body)
 }
 
+/// One heat-map row: its label and, per column, the percentage that colours the cell and the
+/// text shown in it (none: nothing measured).
+pub type HeatRow = (String, Vec<Option<(f64, String)>>);
+
 /// A heat map: rows × columns of percentages (100 = the baseline), each cell coloured from
 /// red (well below) through white (equal) and showing its text.
 pub fn heatmap(
     title: &str,
     columns: &[String],
-    rows: &[(String, Vec<Option<(f64, String)>>)],
+    rows: &[HeatRow],
 ) -> String {
     let lw = label_width(rows.iter().map(|r| r.0.as_str()));
     let cell_w = ((WIDTH - lw) / columns.len().max(1) as f64).min(130.0);
