@@ -255,7 +255,18 @@ pub fn explain(report: &BenchReport) -> String {
     out
 }
 
+/// Everything under the table: how the figures were obtained, the rankings, the engine ratios
+/// and the warnings.
 pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
+    let mut out = how(report);
+    out.extend(ranking::lines(report));
+    out.extend(engine_ratios(&report.results));
+    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}
+
+/// How the figures were obtained: samples, warm-up, the ceiling.
+pub(crate) fn how(report: &BenchReport) -> Vec<String> {
     let samples = report.settings.repeat;
     let mut out = vec![format!(
         "MiB/s: median (min–max) of {samples} samples per direction after {} warm-up; CPU: % of one core, upload/download.",
@@ -270,10 +281,12 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())
         }
     }
-    out.extend(ranking::lines(report));
-    out.extend(engine_ratios(&report.results));
-    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
+}
+
+/// The native ÷ OpenSSH line, when one run measured both engines.
+pub(crate) fn ratios(report: &BenchReport) -> Vec<String> {
+    engine_ratios(&report.results)
 }
 
 /// Native engine ÷ OpenSSH engine per cipher and direction, when one run measured both: the

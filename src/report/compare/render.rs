@@ -41,8 +41,15 @@ pub(crate) fn header(c: &Comparison) -> Vec<String> {
             h.push(format!("Δ {name}"));
         }
     }
-    h.push("note".into());
+    if has_notes(c) {
+        h.push("note".into());
+    }
     h
+}
+
+/// Whether any row is missing from a run (the `note` column says which).
+fn has_notes(c: &Comparison) -> bool {
+    c.rows.iter().any(|r| r.present() < c.runs.len())
 }
 
 pub(crate) fn cells(c: &Comparison, r: &super::Row) -> Vec<String> {
@@ -53,7 +60,9 @@ pub(crate) fn cells(c: &Comparison, r: &super::Row) -> Vec<String> {
             v.push(change_cell(r.changes[i].as_ref()));
         }
     }
-    v.push(presence_note(c, r));
+    if has_notes(c) {
+        v.push(presence_note(c, r));
+    }
     v
 }
 

@@ -5,7 +5,7 @@
 use super::svg::{self, Bar, Group, Line};
 use super::{cipher_mac, esc, grade_class, grade_legend, list, page, table};
 use crate::bench::model::{BenchReport, Direction, ResultRow};
-use crate::report::{footer, lines, pair, rate_cell, verdict_cell};
+use crate::report::{lines, pair, rate_cell, verdict_cell};
 
 pub fn bench(report: &BenchReport) -> String {
     let mut body = format!(
@@ -88,11 +88,8 @@ pub fn bench(report: &BenchReport) -> String {
             report.settings.min_duration_s, report.settings.repeat, report.settings.warmup.max(1)
         ),
     }];
-    how.extend(
-        footer(report)
-            .into_iter()
-            .filter(|l| !l.starts_with("Ranking") && !l.starts_with("warning:")),
-    );
+    how.extend(crate::report::how(report));
+    how.extend(crate::report::ratios(report));
     body.push_str(&list("how", &how));
     body.push_str(&list("how warn", &report.warnings));
     page(&format!("sshtune bench: {}", report.host), &body)

@@ -277,11 +277,7 @@ pub type HeatRow = (String, Vec<Option<(f64, String)>>);
 
 /// A heat map: rows × columns of percentages (100 = the baseline), each cell coloured from
 /// red (well below) through white (equal) and showing its text.
-pub fn heatmap(
-    title: &str,
-    columns: &[String],
-    rows: &[HeatRow],
-) -> String {
+pub fn heatmap(title: &str, columns: &[String], rows: &[HeatRow]) -> String {
     let lw = label_width(rows.iter().map(|r| r.0.as_str()));
     let cell_w = ((WIDTH - lw) / columns.len().max(1) as f64).min(130.0);
     let cell_h = 26.0;
