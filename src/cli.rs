@@ -59,6 +59,10 @@ pub struct ReportArgs {
     /// between them among host, kernel, CPU quota and date).
     #[arg(long)]
     pub label: Vec<String>,
+    /// Bench reports of different hosts compared row by row, instead of the fleet table (one
+    /// line per host: best cipher, MiB/s, verdict, the config line it gets).
+    #[arg(long)]
+    pub compare: bool,
 }
 
 #[derive(Debug, Clone, Args)]

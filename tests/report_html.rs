@@ -68,8 +68,20 @@ fn chromium(dir: &Path, args: &[String]) -> std::process::Output {
         .expect("chromium is not installed (scripts/setup installs the Debian package `chromium`)")
 }
 
-/// Screenshots `page` to `PNG` and dumps its DOM; fails on a console message.
+/// Screenshots `page` to `PNG` and dumps its DOM; fails on a console message or a missing
+/// chart.
 fn render(page: &Path, png: &Path) -> Rendered {
+    let r = load(page, png);
+    assert!(r.dom.contains("<svg"), "no SVG in the DOM");
+    r
+}
+
+/// A page without charts (the fleet table): loaded cleanly, its DOM.
+fn render_page(page: &Path, png: &Path) -> String {
+    load(page, png).dom
+}
+
+fn load(page: &Path, png: &Path) -> Rendered {
     let dir = page.parent().unwrap();
     let url = format!("file://{}", page.display());
     let shot = chromium(
@@ -100,7 +112,6 @@ fn render(page: &Path, png: &Path) -> Rendered {
     // Page errors (script, CSS, a failed fetch) are reported as CONSOLE lines.
     let console: Vec<&str> = r.log.lines().filter(|l| l.contains(":CONSOLE")).collect();
     assert!(console.is_empty(), "console messages: {console:#?}");
-    assert!(r.dom.contains("<svg"), "no SVG in the DOM");
     // Self-contained: nothing to run, nothing to fetch.
     for needle in ["<script", "<link", "src=\"http", "href=\"http", "url(http"] {
         assert!(!r.dom.contains(needle), "the page has {needle}");
@@ -316,4 +327,52 @@ fn unknown_or_newer_schemas_and_mixed_kinds_are_usage_errors() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("only reports of one kind compare"));
+}
+
+/// Bench reports of different hosts and a failed host's record make the fleet table: one line
+/// per host, the failed one with its error.
+#[test]
+fn reports_of_several_hosts_make_a_fleet_table_that_keeps_failed_hosts() {
+    let dir = tempfile::tempdir().unwrap();
+    let failed = dir.path().join("board3.error.json");
+    std::fs::write(
+        &failed,
+        r#"{"schema":"sshtune.fleet-error/1","host":"board3","step":"Run sshtune bench","rc":255,"error":"ssh: connect to host board3 port 22: No route to host"}"#,
+    )
+    .unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config");
+    let a = fixtures.join("bench-openssh-9.2.json");
+    let b = fixtures.join("bench-openssh-7.4.json");
+    let files = [
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        failed.to_str().unwrap(),
+    ];
+    let mut args = vec!["report"];
+    args.extend(files);
+    let table = ok(sshtune(&args));
+    assert!(
+        table.contains("fleet of 3 hosts") && table.contains("board3"),
+        "{table}"
+    );
+    let boxed = |l: &&str| l.starts_with(['┌', '│', '╞', '└']);
+    assert!(
+        table
+            .lines()
+            .filter(boxed)
+            .all(|l| l.chars().count() <= 120),
+        "{table}"
+    );
+    // The cells whole, without the table's wrapping.
+    let mut csv_args = args.clone();
+    csv_args.extend(["--format", "csv"]);
+    let csv = ok(sshtune(&csv_args));
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    assert!(csv.contains("No route to host"), "{csv}");
+    assert!(csv.contains("Ciphers aes128-gcm@openssh.com"), "{csv}");
+    let page = dir.path().join("fleet.html");
+    args.extend(["--format", "html", "--output", page.to_str().unwrap()]);
+    ok(sshtune(&args));
+    let dom = render_page(&page, &dir.path().join("fleet.png"));
+    assert!(dom.contains("board3") && dom.contains("No route to host"));
 }

@@ -34,12 +34,21 @@ fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
         ))
         .into());
     }
+    if !args.compare && crate::report::fleet::is_fleet(reports) {
+        let fleet = crate::report::fleet::fleet(reports);
+        return crate::report::fleet::render(&fleet, args.format);
+    }
     if let [(_, one)] = reports {
         return match one {
             Loaded::Bench(r) => crate::report::exporter(args.format).render(r),
             Loaded::Speed(r) => crate::speed::export::exporter(args.format).render(r),
             Loaded::Storage(r) => crate::storage::render::render(r, args.format),
             Loaded::Pipeline(r) => crate::pipeline::render::render(r, args.format),
+            Loaded::FleetError(e) => Err(UsageError(format!(
+                "{} records a failed run of {}, not a report to render",
+                reports[0].0, e.host
+            ))
+            .into()),
         };
     }
     let kind = reports[0].1.kind();

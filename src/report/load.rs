@@ -19,6 +19,20 @@ pub const READS: &[&str] = &[
     crate::pipeline::model::SCHEMA,
 ];
 
+/// The file the fleet's Ansible role writes for a host it could not measure.
+pub const FLEET_ERROR: &str = "sshtune.fleet-error/1";
+
+/// A host whose run failed, as the Ansible bench role records it.
+#[derive(Debug, Clone, serde::Deserialize, PartialEq)]
+pub struct FleetError {
+    pub host: String,
+    /// The task that failed.
+    #[serde(default)]
+    pub step: Option<String>,
+    #[serde(default)]
+    pub error: String,
+}
+
 /// One saved report of any kind.
 #[derive(Debug, Clone)]
 pub enum Loaded {
@@ -26,6 +40,8 @@ pub enum Loaded {
     Speed(Box<SpeedReport>),
     Storage(Box<StorageReport>),
     Pipeline(Box<PipelineReport>),
+    /// Not a report: a host the fleet could not measure (only listed in a fleet table).
+    FleetError(Box<FleetError>),
 }
 
 impl Loaded {
@@ -36,6 +52,7 @@ impl Loaded {
             Loaded::Speed(_) => "speed",
             Loaded::Storage(_) => "storage",
             Loaded::Pipeline(_) => "pipeline",
+            Loaded::FleetError(_) => "failed-run",
         }
     }
 }
@@ -67,6 +84,7 @@ pub fn parse(text: &str) -> Result<Loaded> {
         s if s == crate::pipeline::model::SCHEMA => {
             Loaded::Pipeline(serde_json::from_value(value)?)
         }
+        FLEET_ERROR => Loaded::FleetError(serde_json::from_value(value)?),
         other => return Err(UsageError(unknown(other)).into()),
     };
     Ok(loaded)

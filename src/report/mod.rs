@@ -4,6 +4,7 @@
 
 pub mod compare;
 mod csv;
+pub mod fleet;
 pub mod html;
 mod json;
 pub mod load;
@@ -13,6 +14,10 @@ mod table;
 
 use crate::bench::model::{BenchReport, Direction, ResultRow};
 use clap::ValueEnum;
+
+/// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
+/// own width).
+pub const TABLE_WIDTH: u16 = 120;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -10,7 +10,7 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Ct}
 use std::io::IsTerminal;
 
 /// Width when stdout is not a terminal (a file, a pipe, a CI log).
-pub const WIDTH: u16 = 120;
+pub const WIDTH: u16 = super::TABLE_WIDTH;
 /// Longest error shown in a cell.
 const ERROR_CHARS: usize = 48;
 

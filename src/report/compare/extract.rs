@@ -10,6 +10,7 @@ pub fn key_columns(r: &Loaded) -> &'static [&'static str] {
         Loaded::Speed(_) => &["kind", "algorithm", "backend"],
         Loaded::Storage(_) => &["layer", "cipher", "sector", "perf", "test"],
         Loaded::Pipeline(_) => &["cipher", "variant"],
+        Loaded::FleetError(_) => &["host"],
     }
 }
 
@@ -82,6 +83,7 @@ pub fn rows(r: &Loaded) -> Vec<(Vec<String>, Option<Figure>)> {
                 )
             })
             .collect(),
+        Loaded::FleetError(e) => vec![(vec![e.host.clone()], None)],
     }
 }
 
@@ -138,5 +140,6 @@ fn parts(r: &Loaded) -> Vec<String> {
             date(&s.started),
         ],
         Loaded::Pipeline(p) => vec![p.destination.clone(), date(&p.started)],
+        Loaded::FleetError(e) => vec![e.host.clone()],
     }
 }

@@ -5,6 +5,7 @@
 use super::{change_cell, figure_cell, presence_note, Comparison};
 use crate::report::Format;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use std::io::IsTerminal;
 
 pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
     Ok(match format {
@@ -87,6 +88,9 @@ fn table(c: &Comparison) -> String {
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header(c));
+    if !std::io::stdout().is_terminal() {
+        t.set_width(crate::report::TABLE_WIDTH);
+    }
     for r in &c.rows {
         t.add_row(cells(c, r));
     }
@@ -105,8 +109,8 @@ fn table(c: &Comparison) -> String {
 fn markdown(c: &Comparison) -> String {
     let h = header(c);
     let mut out = format!("| {} |\n|", h.join(" | "));
-    for (i, _) in h.iter().enumerate() {
-        out.push_str(if i < c.key_columns.len() || i + 1 == h.len() {
+    for (i, name) in h.iter().enumerate() {
+        out.push_str(if i < c.key_columns.len() || name == "note" {
             "---|"
         } else {
             "---:|"
