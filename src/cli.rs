@@ -36,9 +36,33 @@ pub enum Command {
     Pipeline(PipelineArgs),
     /// Measure dm-crypt: capabilities, kernel cipher speed, and the cipher × layer × test matrix.
     Storage(StorageArgs),
+    /// Re-render saved JSON reports in any format without measuring; two or more of one kind
+    /// are compared row by row.
+    Report(ReportArgs),
     /// Write the man pages or the shell completions into a directory (for packages).
     #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// Saved reports (`--format json` of bench, speed, storage or pipeline); `-` reads
+    /// standard input. Two or more of one kind: a comparison against the first.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Write the result to this file instead of stdout.
+    #[arg(long)]
+    pub output: Option<PathBuf>,
+    /// Name of each run in a comparison, in the order of the files (default: what differs
+    /// between them among host, kernel, CPU quota and date).
+    #[arg(long)]
+    pub label: Vec<String>,
+    /// Bench reports of different hosts compared row by row, instead of the fleet table (one
+    /// line per host: best cipher, MiB/s, verdict, the config line it gets).
+    #[arg(long)]
+    pub compare: bool,
 }
 
 #[derive(Debug, Clone, Args)]

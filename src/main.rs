@@ -13,6 +13,7 @@ fn main() -> ExitCode {
         Command::TcpSink(args) => sshtune::cmd::tcp_sink::run(args),
         Command::Pipeline(args) => sshtune::cmd::pipeline::run(args),
         Command::Storage(args) => sshtune::cmd::storage::run(args),
+        Command::Report(args) => sshtune::cmd::report::run(args),
         Command::Generate(args) => sshtune::cmd::generate::run(args),
     };
     match result {

@@ -6,6 +6,7 @@ pub mod config;
 pub mod generate;
 pub mod pipeline;
 pub mod probe;
+pub mod report;
 pub mod serve;
 pub mod speed;
 pub mod storage;

@@ -6,7 +6,7 @@ use crate::report::Format;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 /// Columns of the CPU breakdown: (header, side, groups summed).
-const STAGES: &[(&str, &str, &[&str])] = &[
+pub(crate) const STAGES: &[(&str, &str, &[&str])] = &[
     ("rsync snd", "client", &["rsync-sender"]),
     ("ssh", "client", &["ssh"]),
     ("sshd", "server", &["sshd"]),
@@ -16,7 +16,7 @@ const STAGES: &[(&str, &str, &[&str])] = &[
     ("iowait", "server", &["total-iowait"]),
 ];
 
-fn share(cpu: &[CpuShare], side: &str, groups: &[&str]) -> Option<f64> {
+pub(crate) fn share(cpu: &[CpuShare], side: &str, groups: &[&str]) -> Option<f64> {
     let v: Vec<f64> = cpu
         .iter()
         .filter(|s| s.side == side && groups.contains(&s.group.as_str()))
@@ -50,6 +50,7 @@ pub fn render(report: &PipelineReport, format: Format) -> anyhow::Result<String>
         Format::Table => table(report),
         Format::Csv => csv(report)?,
         Format::Markdown => markdown(report),
+        Format::Html => crate::report::html::pipeline(report),
     })
 }
 

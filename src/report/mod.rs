@@ -1,8 +1,13 @@
 //! Presentation of bench results. Every format renders the same `BenchReport`; none of them
-//! computes anything new.
+//! computes anything new. `load` reads saved reports of every kind back, `compare` puts runs
+//! side by side, `html` draws every kind as a self-contained page.
 
+pub mod compare;
 mod csv;
+pub mod fleet;
+pub mod html;
 mod json;
+pub mod load;
 mod markdown;
 pub mod ranking;
 mod table;
@@ -10,12 +15,18 @@ mod table;
 use crate::bench::model::{BenchReport, Direction, ResultRow};
 use clap::ValueEnum;
 
+/// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
+/// own width).
+pub const TABLE_WIDTH: u16 = 120;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
     Table,
     Json,
     Csv,
     Markdown,
+    /// One self-contained page with inline SVG charts.
+    Html,
 }
 
 pub trait Exporter {
@@ -28,6 +39,15 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Markdown => Box::new(markdown::Markdown),
+        Format::Html => Box::new(HtmlPage),
+    }
+}
+
+struct HtmlPage;
+
+impl Exporter for HtmlPage {
+    fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
+        Ok(html::bench(report))
     }
 }
 
@@ -240,7 +260,18 @@ pub fn explain(report: &BenchReport) -> String {
     out
 }
 
+/// Everything under the table: how the figures were obtained, the rankings, the engine ratios
+/// and the warnings.
 pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
+    let mut out = how(report);
+    out.extend(ranking::lines(report));
+    out.extend(engine_ratios(&report.results));
+    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    out
+}
+
+/// How the figures were obtained: samples, warm-up, the ceiling.
+pub(crate) fn how(report: &BenchReport) -> Vec<String> {
     let samples = report.settings.repeat;
     let mut out = vec![format!(
         "MiB/s: median (min–max) of {samples} samples per direction after {} warm-up; CPU: % of one core, upload/download.",
@@ -255,10 +286,12 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())
         }
     }
-    out.extend(ranking::lines(report));
-    out.extend(engine_ratios(&report.results));
-    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
+}
+
+/// The native ÷ OpenSSH line, when one run measured both engines.
+pub(crate) fn ratios(report: &BenchReport) -> Vec<String> {
+    engine_ratios(&report.results)
 }
 
 /// Native engine ÷ OpenSSH engine per cipher and direction, when one run measured both: the

@@ -65,39 +65,49 @@ fn rank_engine(results: &[ResultRow], engine: &str) -> Vec<Ranking> {
     out
 }
 
-/// One line per direction, e.g. `Ranking, upload: 1. aes128-gcm 327.1 > 2. aes128-ctr 221.0
-/// ≈ 2. chacha20-poly1305 219.5 (not significant: their sample ranges overlap)`.
+/// Per direction a heading and a short ordered list, e.g.
+///
+/// ```text
+/// Ranking, upload:
+///   1. aes128-gcm@openssh.com 327.1
+///   2. aes128-ctr 221.0
+///   2. ≈ chacha20-poly1305@openssh.com 219.5
+/// ```
+///
+/// `≈` marks a row whose spread overlaps the one above: it shares that rank.
 pub fn lines(report: &BenchReport) -> Vec<String> {
-    report
+    let several = |r: &Ranking| report.ranking.iter().any(|o| o.engine != r.engine);
+    let mut out = Vec::new();
+    for r in report.ranking.iter().filter(|r| r.entries.len() > 1) {
+        out.push(if several(r) {
+            format!("Ranking, {} {}:", r.engine, r.direction)
+        } else {
+            format!("Ranking, {}:", r.direction)
+        });
+        for (i, e) in r.entries.iter().enumerate() {
+            let tie = i > 0 && r.entries[i - 1].ahead_of_next != Some(true);
+            let name = match &e.mac {
+                Some(m) => format!("{}+{m}", e.cipher),
+                None => e.cipher.clone(),
+            };
+            out.push(format!(
+                "  {}. {}{name} {:.1}",
+                e.rank,
+                if tie { "≈ " } else { "" },
+                e.median_mib_s
+            ));
+        }
+    }
+    if report
         .ranking
         .iter()
-        .filter(|r| r.entries.len() > 1)
-        .map(|r| {
-            let several = report.ranking.iter().any(|o| o.engine != r.engine);
-            let mut s = if several {
-                format!("Ranking, {} {}:", r.engine, r.direction)
-            } else {
-                format!("Ranking, {}:", r.direction)
-            };
-            for (i, e) in r.entries.iter().enumerate() {
-                if i > 0 {
-                    let apart = r.entries[i - 1].ahead_of_next == Some(true);
-                    s.push_str(if apart { " >" } else { " ≈" });
-                }
-                let name = match &e.mac {
-                    Some(m) => format!("{}+{m}", e.cipher),
-                    None => e.cipher.clone(),
-                };
-                s.push_str(&format!(" {}. {name} {:.1}", e.rank, e.median_mib_s));
-            }
-            if !r.significant {
-                s.push_str(
-                    " (≈: not significant, the spread of the samples is wider than the difference)",
-                );
-            }
-            s
-        })
-        .collect()
+        .any(|r| !r.significant && r.entries.len() > 1)
+    {
+        out.push(
+            "  (≈: not significant, the spread of the samples is wider than the difference)".into(),
+        );
+    }
+    out
 }
 
 #[cfg(test)]
@@ -149,6 +159,29 @@ mod tests {
             ResultRow::failed("openssh", "b", None, Direction::Upload, "refused".into()),
         ];
         assert_eq!(rank(&rows)[0].entries.len(), 1);
+    }
+
+    #[test]
+    fn rankings_print_as_a_short_list_per_direction() {
+        let text = include_str!("../../tests/fixtures/config/bench-openssh-9.2.json");
+        let mut report: BenchReport = serde_json::from_str(text).unwrap();
+        report.results = vec![
+            row("slow", &[10.0, 11.0, 12.0]),
+            row("fast", &[100.0, 101.0, 99.0]),
+            row("fast-too", &[98.0, 100.5, 97.0]),
+        ];
+        report.ranking = rank(&report.results);
+        assert_eq!(
+            lines(&report),
+            [
+                "Ranking, upload:",
+                "  1. fast 100.0",
+                "  1. ≈ fast-too 98.0",
+                "  3. slow 11.0",
+                "  (≈: not significant, the spread of the samples is wider than the difference)",
+            ]
+        );
+        assert!(lines(&report).iter().all(|l| l.chars().count() < 120));
     }
 
     #[test]

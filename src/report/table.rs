@@ -1,6 +1,18 @@
-use super::{footer, lines, pair, rate_cell, verdict_cell, Exporter};
-use crate::bench::model::BenchReport;
+//! The terminal table. It fits 120 columns (the terminal's width when stdout is one): names
+//! without `@openssh.com`, the MAC joined to its cipher, rates
+//! as `median (min–max)` with whole numbers for the spread above 100 MiB/s, CPU as
+//! `upload/download` per end, the verdict without its reason (that is `--explain`), and a
+//! failed row's error cut short (the JSON and `--explain` keep it whole).
+
+use super::{footer, lines, pair, verdict_cell, Exporter};
+use crate::bench::model::{BenchReport, ResultRow};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Ct};
+use std::io::IsTerminal;
+
+/// Width when stdout is not a terminal (a file, a pipe, a CI log).
+pub const WIDTH: u16 = super::TABLE_WIDTH;
+/// Longest error shown in a cell.
+const ERROR_CHARS: usize = 48;
 
 pub struct Table;
 
@@ -11,14 +23,16 @@ impl Exporter for Table {
         let mut t = Ct::new();
         t.load_preset(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic);
+        if !std::io::stdout().is_terminal() {
+            t.set_width(WIDTH);
+        }
         let mut header = vec![
-            "cipher",
+            "cipher(+mac)",
             "grade",
-            "mac",
             "up MiB/s",
             "down MiB/s",
-            "client CPU %",
-            "server CPU %",
+            "client %",
+            "server %",
             "verdict",
         ];
         if multi_engine {
@@ -26,15 +40,18 @@ impl Exporter for Table {
         }
         t.set_header(header);
         for l in &lines {
+            let name = match l.mac {
+                Some(m) => format!("{}+{}", bare(l.cipher), bare(m)),
+                None => bare(l.cipher).to_string(),
+            };
             let mut row = vec![
-                l.cipher.to_string(),
+                name,
                 l.grade.to_string(),
-                l.mac.unwrap_or("(aead)").to_string(),
-                rate_cell(l.up),
-                rate_cell(l.down),
+                rate(l.up),
+                rate(l.down),
                 pair(l, |r| r.client_cpu_pct),
                 pair(l, |r| r.server_cpu_pct),
-                verdict_cell(l),
+                short(&verdict_cell(l)),
             ];
             if multi_engine {
                 row.insert(0, l.engine.to_string());
@@ -50,10 +67,66 @@ impl Exporter for Table {
                 .as_deref()
                 .unwrap_or("server banner unknown")
         );
+        out.push_str(
+            "Names without their @openssh.com suffix (JSON and config use the full names).\n",
+        );
         for f in footer(report) {
             out.push_str(&f);
             out.push('\n');
         }
         Ok(out)
+    }
+}
+
+/// `362.5 (331–379)`; one decimal for the spread below 100 MiB/s.
+fn rate(r: Option<&ResultRow>) -> String {
+    let n = |v: f64| {
+        if v >= 100.0 {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    match r {
+        None => "-".into(),
+        Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
+            (Some(m), Some(lo), Some(hi)) => format!("{m:.1} ({}–{})", n(lo), n(hi)),
+            _ => "n/a".into(),
+        },
+    }
+}
+
+/// `aes128-gcm` for `aes128-gcm@openssh.com`: the suffix is most of the width of the
+/// cipher column and tells a reader nothing the name does not.
+fn bare(name: &str) -> &str {
+    name.strip_suffix("@openssh.com").unwrap_or(name)
+}
+
+fn short(s: &str) -> String {
+    if s.chars().count() <= ERROR_CHARS {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(ERROR_CHARS - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_of_a_both_engine_run_fits_120_columns() {
+        let text = include_str!("../../tests/fixtures/config/bench-both-engines.json");
+        let report: BenchReport = serde_json::from_str(text).unwrap();
+        let out = Table.render(&report).unwrap();
+        let table: Vec<&str> = out
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '╞', '├', '└']))
+            .collect();
+        assert!(table.len() > 4, "{out}");
+        for line in table {
+            assert!(line.chars().count() <= WIDTH as usize, "{line}");
+        }
     }
 }

@@ -12,6 +12,7 @@ pub fn render(r: &StorageReport, format: Format) -> anyhow::Result<String> {
         Format::Csv => csv(r)?,
         Format::Table => text(r, false),
         Format::Markdown => text(r, true),
+        Format::Html => crate::report::html::storage(r),
     })
 }
 

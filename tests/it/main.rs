@@ -23,6 +23,7 @@ mod pipeline_errors;
 mod pipeline_loopback;
 mod pipeline_vm;
 mod probe_cli;
+mod report_html;
 mod scenario_cpu;
 mod scenario_loopback;
 mod scenario_network;

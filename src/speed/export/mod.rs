@@ -19,6 +19,15 @@ pub fn exporter(format: Format) -> Box<dyn Exporter> {
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Markdown => Box::new(markdown::Markdown),
+        Format::Html => Box::new(Html),
+    }
+}
+
+struct Html;
+
+impl Exporter for Html {
+    fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
+        Ok(crate::report::html::speed(report))
     }
 }
 

@@ -1,0 +1,64 @@
+//! `sshtune report`: read saved reports, render one in the asked format, or compare several of
+//! one kind. Nothing is measured.
+
+use crate::cli::ReportArgs;
+use crate::exit::UsageError;
+use crate::report::compare;
+use crate::report::load::{self, Loaded};
+use anyhow::{Context, Result};
+
+pub fn run(args: ReportArgs) -> Result<()> {
+    if let Some(path) = &args.output {
+        crate::outfile::check_writable(path)?;
+    }
+    let mut reports: Vec<(String, Loaded)> = Vec::new();
+    for f in &args.files {
+        reports.push((f.display().to_string(), load::load(f)?));
+    }
+    let text = render(&reports, &args)?;
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
+    if args.label.len() > reports.len() {
+        return Err(UsageError(format!(
+            "{} --label for {} file(s)",
+            args.label.len(),
+            reports.len()
+        ))
+        .into());
+    }
+    if !args.compare && crate::report::fleet::is_fleet(reports) {
+        let fleet = crate::report::fleet::fleet(reports);
+        return crate::report::fleet::render(&fleet, args.format);
+    }
+    if let [(_, one)] = reports {
+        return match one {
+            Loaded::Bench(r) => crate::report::exporter(args.format).render(r),
+            Loaded::Speed(r) => crate::speed::export::exporter(args.format).render(r),
+            Loaded::Storage(r) => crate::storage::render::render(r, args.format),
+            Loaded::Pipeline(r) => crate::pipeline::render::render(r, args.format),
+            Loaded::FleetError(e) => Err(UsageError(format!(
+                "{} records a failed run of {}, not a report to render",
+                reports[0].0, e.host
+            ))
+            .into()),
+        };
+    }
+    let kind = reports[0].1.kind();
+    if let Some((file, other)) = reports.iter().find(|(_, r)| r.kind() != kind) {
+        return Err(UsageError(format!(
+            "{file} is a {} report and {} a {kind} report: only reports of one kind compare",
+            other.kind(),
+            reports[0].0
+        ))
+        .into());
+    }
+    compare::render::render(&compare::compare(reports, &args.label), args.format)
+}

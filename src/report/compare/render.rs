@@ -1,0 +1,164 @@
+//! A comparison in every format. Table and Markdown show one line per row: its identity, each
+//! run's median (min–max), and each later run's change against the first; CSV has one line per
+//! row and run; JSON is the `Comparison` itself.
+
+use super::{change_cell, figure_cell, presence_note, Comparison};
+use crate::report::Format;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use std::io::IsTerminal;
+
+pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(c)? + "\n",
+        Format::Csv => csv(c)?,
+        Format::Table => table(c),
+        Format::Markdown => markdown(c),
+        Format::Html => crate::report::html::comparison(c),
+    })
+}
+
+/// What names a run in a column header: its label when every label is short, else `#N`
+/// (the legend under the table maps numbers to labels), so the table stays narrow.
+fn short_names(c: &Comparison) -> Vec<String> {
+    let short = c.runs.iter().all(|r| r.label.chars().count() <= 16);
+    c.runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if short {
+                r.label.clone()
+            } else {
+                format!("#{}", i + 1)
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn header(c: &Comparison) -> Vec<String> {
+    let mut h = c.key_columns.clone();
+    for (i, name) in short_names(c).iter().enumerate() {
+        h.push(format!("{name} MiB/s"));
+        if i > 0 {
+            h.push(format!("Δ {name}"));
+        }
+    }
+    if has_notes(c) {
+        h.push("note".into());
+    }
+    h
+}
+
+/// Whether any row is missing from a run (the `note` column says which).
+fn has_notes(c: &Comparison) -> bool {
+    c.rows.iter().any(|r| r.present() < c.runs.len())
+}
+
+pub(crate) fn cells(c: &Comparison, r: &super::Row) -> Vec<String> {
+    let mut v = r.key.clone();
+    for i in 0..c.runs.len() {
+        v.push(figure_cell(r.figures[i].as_ref()));
+        if i > 0 {
+            v.push(change_cell(r.changes[i].as_ref()));
+        }
+    }
+    if has_notes(c) {
+        v.push(presence_note(c, r));
+    }
+    v
+}
+
+/// The lines under the table: which run is which, and the rule behind "significant".
+pub fn legend(c: &Comparison) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("#{}: {} ({})", i + 1, r.label, r.file))
+        .collect();
+    out.push(format!(
+        "MiB/s: median (min–max) of each run's samples. Δ: change of the median against {}; \
+         shown as a % only when the two runs' sample ranges do not overlap, \"≈\" otherwise.",
+        c.runs[0].label
+    ));
+    out
+}
+
+fn table(c: &Comparison) -> String {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header(c));
+    if !std::io::stdout().is_terminal() {
+        t.set_width(crate::report::TABLE_WIDTH);
+    }
+    for r in &c.rows {
+        t.add_row(cells(c, r));
+    }
+    let mut out = format!(
+        "sshtune report: {} runs of {} compared\n{t}\n",
+        c.runs.len(),
+        c.kind
+    );
+    for l in legend(c) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out
+}
+
+fn markdown(c: &Comparison) -> String {
+    let h = header(c);
+    let mut out = format!("| {} |\n|", h.join(" | "));
+    for (i, name) in h.iter().enumerate() {
+        out.push_str(if i < c.key_columns.len() || name == "note" {
+            "---|"
+        } else {
+            "---:|"
+        });
+    }
+    out.push('\n');
+    for r in &c.rows {
+        let v: Vec<String> = cells(c, r).iter().map(|x| x.replace('|', "\\|")).collect();
+        out.push_str(&format!("| {} |\n", v.join(" | ")));
+    }
+    out.push('\n');
+    for l in legend(c) {
+        out.push_str(&format!("{l}  \n"));
+    }
+    out
+}
+
+fn csv(c: &Comparison) -> anyhow::Result<String> {
+    let mut w = ::csv::Writer::from_writer(Vec::new());
+    let mut h = c.key_columns.clone();
+    h.extend(
+        [
+            "run",
+            "median_mib_s",
+            "min_mib_s",
+            "max_mib_s",
+            "change_pct",
+            "significant",
+        ]
+        .map(String::from),
+    );
+    w.write_record(&h)?;
+    let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for r in &c.rows {
+        for (i, run) in c.runs.iter().enumerate() {
+            let fig = r.figures[i].as_ref();
+            let ch = r.changes[i].as_ref();
+            let mut rec = r.key.clone();
+            rec.extend([
+                run.label.clone(),
+                f(fig.map(|x| x.median_mib_s)),
+                f(fig.map(|x| x.min_mib_s)),
+                f(fig.map(|x| x.max_mib_s)),
+                f(ch.map(|x| x.pct)),
+                ch.map(|x| x.significant.to_string()).unwrap_or_default(),
+            ]);
+            w.write_record(&rec)?;
+        }
+    }
+    Ok(String::from_utf8(w.into_inner()?)?)
+}

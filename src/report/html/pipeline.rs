@@ -1,0 +1,145 @@
+//! The pipeline page: end-to-end MiB/s per cipher × variant with the stage ceilings as lines,
+//! where the CPU went as stacked bars per row (the same stage groups as the table), and the
+//! verdict with its suggestions.
+
+use super::svg::{self, Bar, Group, Line, Stack};
+use super::{esc, list, page};
+use crate::pipeline::model::PipelineReport;
+use crate::pipeline::render::{share, STAGES};
+
+pub fn pipeline(report: &PipelineReport) -> String {
+    let mut body = format!(
+        "<h1>sshtune pipeline: {}</h1>\n<p class=\"meta\">started {} · rsync {} · dataset {} ({:.1} MiB in {} files){}</p>\n",
+        esc(&report.destination),
+        esc(&report.started),
+        esc(report.settings.rsync_version.as_deref().unwrap_or("?")),
+        esc(&report.dataset.kind),
+        report.dataset.bytes as f64 / 1048576.0,
+        report.dataset.files,
+        if report.same_machine { " · both ends on this machine" } else { "" }
+    );
+    let groups: Vec<Group> = report
+        .rows
+        .iter()
+        .map(|r| {
+            let label = format!("{} {}", r.cipher, r.variant);
+            match r.median_mib_s {
+                Some(m) => Group {
+                    label: label.clone(),
+                    bars: vec![Bar {
+                        value: m,
+                        min: r.min_mib_s,
+                        max: r.max_mib_s,
+                        class: "run1".into(),
+                        note: String::new(),
+                        data: ("data-row".into(), label),
+                        title: format!("{m:.1} MiB/s end to end"),
+                        strong: false,
+                    }],
+                    error: None,
+                },
+                None => Group {
+                    label,
+                    bars: Vec::new(),
+                    error: Some(r.error.clone().unwrap_or_else(|| "no figure".into())),
+                },
+            }
+        })
+        .collect();
+    let lines: Vec<Line> = report
+        .ceilings
+        .iter()
+        .filter_map(|c| {
+            Some(Line {
+                value: c.median_mib_s?,
+                label: match &c.cipher {
+                    Some(ci) => format!("{} {ci}", c.stage),
+                    None => c.stage.clone(),
+                },
+            })
+        })
+        .collect();
+    body.push_str(&svg::bars(
+        "End to end, MiB/s of dataset (dashed: each stage alone)",
+        "MiB/s",
+        &groups,
+        &lines,
+    ));
+    let names: Vec<&str> = STAGES.iter().map(|(n, _, _)| *n).collect();
+    let stacks: Vec<Stack> = report
+        .rows
+        .iter()
+        .filter(|r| r.error.is_none())
+        .map(|r| Stack {
+            label: format!("{} {}", r.cipher, r.variant),
+            segments: STAGES
+                .iter()
+                .map(|(n, side, groups)| {
+                    (n.to_string(), share(&r.cpu, side, groups).unwrap_or(0.0))
+                })
+                .collect(),
+            data: ("data-cpu".into(), format!("{} {}", r.cipher, r.variant)),
+        })
+        .collect();
+    body.push_str(&svg::stacked(
+        "CPU per stage, % of one core (client: rsync sender, ssh; server: sshd, rsync receiver, dm-crypt, irq, iowait)",
+        "%",
+        &names,
+        &stacks,
+    ));
+    let ceilings: Vec<String> = report
+        .ceilings
+        .iter()
+        .map(|c| {
+            format!(
+                "Stage ceiling {}{}: {} — {}",
+                c.stage,
+                c.cipher
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default(),
+                match (&c.error, c.median_mib_s, c.min_mib_s, c.max_mib_s) {
+                    (Some(e), _, _, _) => format!("error: {e}"),
+                    (None, Some(m), Some(lo), Some(hi)) =>
+                        format!("{m:.1} MiB/s ({lo:.1}–{hi:.1})"),
+                    _ => "n/a".into(),
+                },
+                c.method
+            )
+        })
+        .collect();
+    let v = &report.verdict;
+    body.push_str(&format!(
+        "<h2>Verdict</h2>\n<p><b>Bound by {}</b> ({} {}, {} MiB/s): {}</p>\n",
+        esc(&v.bound_by),
+        esc(v.cipher.as_deref().unwrap_or("-")),
+        esc(v.variant.as_deref().unwrap_or("-")),
+        v.end_to_end_mib_s.map_or("?".into(), |m| format!("{m:.1}")),
+        esc(&v.reason)
+    ));
+    let suggestions: Vec<String> = v
+        .suggestions
+        .iter()
+        .map(|s| {
+            format!(
+                "{}{}: {}",
+                s.change,
+                match (s.expected_mib_s, s.gain_pct) {
+                    (Some(e), Some(g)) => format!(" → {e:.1} MiB/s ({g:+.0}%, {})", s.basis),
+                    _ => String::new(),
+                },
+                s.why
+            )
+        })
+        .collect();
+    body.push_str(&list("how", &suggestions));
+    body.push_str("<h2>How these figures were obtained</h2>\n");
+    let mut how = vec![format!(
+        "{} timed runs per row; MiB/s = dataset bytes over the time from rsync's first progress line to its exit (median, whiskers min–max); CPU sampled every {} ms, averaged over the row's runs.",
+        report.settings.repeat, report.settings.interval_ms
+    )];
+    how.extend(ceilings);
+    body.push_str(&list("how", &how));
+    body.push_str(&list("how warn", &report.warnings));
+    page(&format!("sshtune pipeline: {}", report.destination), &body)
+}
