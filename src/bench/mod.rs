@@ -15,6 +15,7 @@ pub mod openssh;
 pub mod options;
 pub mod path;
 pub mod progress;
+pub mod ranking;
 pub mod remote;
 pub mod run;
 pub mod ssh_args;

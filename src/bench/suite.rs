@@ -134,7 +134,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         server: facts.server,
         settings: settings(opts),
         ceiling,
-        ranking: crate::report::ranking::rank(&results),
+        ranking: super::ranking::rank(&results),
         results,
         warnings,
         path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
