@@ -4,8 +4,9 @@ use crate::target::{Resolved, SshTarget};
 use crate::transport::stream::Stream;
 use crate::wire::ident::{read_ident, Ident};
 use crate::wire::kexinit::KexInit;
+use crate::wire::numbers as msg;
 use crate::wire::plain::{read_packet, write_packet};
-use crate::wire::{msg, Writer};
+use crate::wire::Writer;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::io::{BufReader, Write};
@@ -100,7 +101,7 @@ fn exchange(mut stream: Stream, host: &str, port: u16) -> Result<ProbeResult> {
     let kexinit = kexinit.context("server sent no KEXINIT")?;
     let mut w = Writer::new();
     w.u8(msg::DISCONNECT)
-        .u32(msg::DISCONNECT_BY_APPLICATION)
+        .u32(msg::reason::BY_APPLICATION)
         .string(b"probe done")
         .string(b"");
     // The goodbye is a courtesy; a server that already hung up is no error.

@@ -16,7 +16,8 @@ use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
+/// Kept here too for callers that name it with the server (`sshtune serve --help`).
+pub use super::builtins::BUILTINS;
 
 #[derive(Clone)]
 pub struct ServerConfig {

@@ -19,7 +19,7 @@ const DATA_HEADER: usize = 9;
 /// write into thousands of packets; every real client offers 16 KiB or more.
 pub const MIN_PEER_MAX_PACKET: u32 = 1024;
 /// The largest data payload that fits one of our packets, whatever the peer offers.
-const MAX_DATA: u32 = (super::packet::MAX_PACKET_LEN - 1024) as u32;
+const MAX_DATA: u32 = (ciphers::MAX_PACKET_LEN - 1024) as u32;
 
 /// A peer's maximum packet size at CHANNEL_OPEN / OPEN_CONFIRMATION: refused below
 /// `MIN_PEER_MAX_PACKET`, clamped to what one of our packets holds.

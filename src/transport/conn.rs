@@ -2,11 +2,10 @@
 //! exchange, rekeying when a limit is reached, and delivery of everything above the
 //! transport layer (RFC 4253 §4–§11). Blocking I/O on one thread per connection.
 
-use super::crypt;
 use super::error::{Error, Result};
 use super::hostkey::{self, Ed25519Key};
-use super::kex::{self, Ephemeral, HashInput, Negotiated, Preferences};
-use super::packet::{PacketReader, PacketWriter};
+use super::kex::{self, Ephemeral, HashInput, Negotiated, Offer, Preferences};
+use super::packet::{self, PacketReader, PacketWriter};
 use super::stream::Stream;
 use crate::wire::ident::read_ident;
 use crate::wire::kexinit::KexInit;
@@ -20,7 +19,7 @@ pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"
 
 /// Bytes of peer messages we hold while a rekey we started waits for the peer's KEXINIT,
 /// before it has authenticated: a few requests fit, a flood does not.
-pub const PENDING_LIMIT: usize = 4 * super::packet::MAX_PACKET_LEN;
+pub const PENDING_LIMIT: usize = 4 * ciphers::MAX_PACKET_LEN;
 
 /// The same once a channel may carry data: the whole receive `window` we granted may be in
 /// flight when our KEXINIT leaves, plus room for the packets around it. A client's default,
@@ -46,6 +45,15 @@ pub struct Options {
     pub kex: Option<Vec<String>>,
     /// Host key algorithms a client offers instead of all it can verify.
     pub host_keys: Option<Vec<String>>,
+}
+
+impl Options {
+    fn offer(&self) -> Offer<'_> {
+        Offer {
+            kex: self.kex.as_deref(),
+            host_keys: self.host_keys.as_deref(),
+        }
+    }
 }
 
 pub struct Transport {
@@ -118,7 +126,7 @@ impl Transport {
             current: None,
             rekeys: 0,
         };
-        let ours = kex::our_kexinit(&t.prefs, &t.opts, is_server, true).encode();
+        let ours = kex::our_kexinit(&t.prefs, t.opts.offer(), is_server, true).encode();
         t.writer.send_payload(&ours)?;
         let theirs = t.read_kex_msg(n::KEXINIT, true)?;
         t.run_kex(ours, theirs, true)?;
@@ -225,7 +233,8 @@ impl Transport {
 
     /// Starts (`theirs` None) or answers a key re-exchange.
     fn rekey(&mut self, theirs: Option<Vec<u8>>) -> Result<()> {
-        let ours = kex::our_kexinit(&self.prefs, &self.opts, self.is_server(), false).encode();
+        let ours =
+            kex::our_kexinit(&self.prefs, self.opts.offer(), self.is_server(), false).encode();
         self.writer.send_payload(&ours)?;
         let theirs = match theirs {
             Some(t) => t,
@@ -393,8 +402,8 @@ impl Transport {
         let session_id = self.session_id.get_or_insert_with(|| h.clone()).clone();
         let (c2s, s2c) = kex::derive_keys(&neg, &shared, &h, &session_id)?;
         let (out_keys, in_keys) = if is_server { (s2c, c2s) } else { (c2s, s2c) };
-        let sealer = crypt::sealer(&out_keys)?;
-        let opener = crypt::opener(&in_keys)?;
+        let sealer = packet::sealer(&out_keys.keys())?;
+        let opener = packet::opener(&in_keys.keys())?;
         let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
 
         self.writer.send_payload(&[n::NEWKEYS])?;

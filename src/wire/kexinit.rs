@@ -1,7 +1,7 @@
 //! SSH_MSG_KEXINIT (RFC 4253 §7.1): the algorithm lists a peer offers.
 
 use super::codec::{DecodeError, Reader, Writer};
-use super::msg;
+use super::numbers as msg;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

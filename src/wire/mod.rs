@@ -4,7 +4,6 @@
 pub mod codec;
 pub mod ident;
 pub mod kexinit;
-pub mod msg;
 pub mod plain;
 pub mod sanitize;
 
