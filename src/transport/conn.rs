@@ -10,7 +10,8 @@ use super::stream::Stream;
 use crate::wire::ident::read_ident;
 use crate::wire::kexinit::KexInit;
 use crate::wire::numbers as n;
-use crate::wire::{Reader, Writer};
+use crate::wire::transport::{Disconnect, KexEcdhInit, KexEcdhReply, NewKeys};
+use crate::wire::Message;
 use std::collections::VecDeque;
 use std::io::{BufReader, Write};
 use std::sync::Arc;
@@ -220,14 +221,17 @@ impl Transport {
         self.writer.send()
     }
 
+    /// Sends one message, encoded straight into the packet buffer.
+    pub fn send_msg<'m, M: Message<'m>>(&mut self, msg: &M) -> Result<()> {
+        msg.encode_into(self.begin()?);
+        self.writer.send()
+    }
+
     /// Best effort: tells the peer why we hang up. Errors are ignored, the peer may be gone.
     pub fn disconnect(&mut self, reason: u32, text: &str) {
-        let mut w = Writer::new();
-        w.u8(n::DISCONNECT)
-            .u32(reason)
-            .string(text.as_bytes())
-            .string(b"");
-        let _ = self.writer.send_payload(&w.into_bytes());
+        let _ = self
+            .writer
+            .send_payload(&Disconnect::new(reason, text).encode());
         let _ = self.reader.get_ref().shutdown(std::net::Shutdown::Both);
     }
 
@@ -327,15 +331,15 @@ impl Transport {
         let hash_alg = kex::kex_hash(&neg.kex);
         let (shared, h) = match &self.role {
             Role::Client(_) => {
-                let mut w = Writer::new();
-                w.u8(n::KEX_ECDH_INIT).string(&eph.public);
-                self.writer.send_payload(&w.into_bytes())?;
+                let init = KexEcdhInit {
+                    client_public: &eph.public,
+                };
+                self.writer.send_payload(&init.encode())?;
                 let reply = self.read_kex_msg(n::KEX_ECDH_REPLY, initial)?;
-                let mut r = Reader::new(&reply[1..]);
-                let host_key = r.string("host key")?.to_vec();
-                let server_public = r.string("server ephemeral key")?.to_vec();
-                let sig = r.string("exchange hash signature")?.to_vec();
-                r.finish()?;
+                let reply = KexEcdhReply::decode(&reply)?;
+                let host_key = reply.host_key.to_vec();
+                let server_public = reply.server_public;
+                let sig = reply.signature;
                 let client_public = eph.public.clone();
                 let shared = eph.agree(&server_public)?;
                 let h = kex::exchange_hash(
@@ -371,9 +375,7 @@ impl Transport {
             Role::Server(key) => {
                 let key = key.clone();
                 let init = self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
-                let mut r = Reader::new(&init[1..]);
-                let client_public = r.string("client ephemeral key")?.to_vec();
-                r.finish()?;
+                let client_public = KexEcdhInit::decode(&init)?.client_public;
                 let server_public = eph.public.clone();
                 let shared = eph.agree(&client_public)?;
                 let host_key = key.public_blob();
@@ -390,12 +392,12 @@ impl Transport {
                         shared: &shared,
                     },
                 );
-                let mut w = Writer::new();
-                w.u8(n::KEX_ECDH_REPLY)
-                    .string(&host_key)
-                    .string(&server_public)
-                    .string(&key.sign(&h));
-                self.writer.send_payload(&w.into_bytes())?;
+                let reply = KexEcdhReply {
+                    host_key: &host_key,
+                    server_public: &server_public,
+                    signature: &key.sign(&h),
+                };
+                self.writer.send_payload(&reply.encode())?;
                 (shared, h)
             }
         };
@@ -406,7 +408,7 @@ impl Transport {
         let opener = packet::opener(&in_keys.keys())?;
         let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
 
-        self.writer.send_payload(&[n::NEWKEYS])?;
+        self.writer.send_payload(&NewKeys.encode())?;
         self.writer.set_sealer(sealer);
         if strict {
             self.writer.seq = 0;
@@ -454,12 +456,19 @@ pub fn rekey_blocks(spec: &ciphers::CipherSpec) -> u64 {
     }
 }
 
+/// The peer hung up. A DISCONNECT cut short (no language tag, as some peers send it) still
+/// reports what it holds.
 fn parse_disconnect(p: &[u8]) -> Error {
-    let mut r = Reader::new(&p[1..]);
-    let code = r.u32("reason").unwrap_or(0);
-    let text = r
-        .string("description")
-        .map(|t| crate::wire::sanitize::peer_text(t, crate::wire::sanitize::PEER_TEXT_MAX))
-        .unwrap_or_default();
+    let (code, text) = match Disconnect::decode(p) {
+        Ok(d) => (d.reason, d.description),
+        Err(_) => {
+            let mut r = crate::wire::Reader::new(p.get(1..).unwrap_or_default());
+            (
+                r.u32("reason").unwrap_or(0),
+                r.string("text").unwrap_or_default(),
+            )
+        }
+    };
+    let text = crate::wire::sanitize::peer_text(text, crate::wire::sanitize::PEER_TEXT_MAX);
     Error::PeerDisconnected { code, text }
 }

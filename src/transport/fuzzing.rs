@@ -129,7 +129,8 @@ pub fn auth_server(data: &[u8]) {
 /// A publickey USERAUTH_REQUEST: user, algorithm and key picked by the first bytes, the rest
 /// as the signature (or none).
 fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
-    use crate::wire::numbers as n;
+    use crate::wire::userauth::{Method, UserauthRequest};
+    use crate::wire::Message;
     let pick = |i: usize| chunk.get(i).copied().unwrap_or(0) as usize;
     let users = ["u", "root", "", "u\u{1b}[2J"];
     let algs = [
@@ -140,22 +141,16 @@ fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
         "none",
     ];
     let tail = chunk.get(3..).unwrap_or_default();
-    let mut w = crate::wire::Writer::new();
-    w.u8(n::USERAUTH_REQUEST)
-        .string(users[pick(0) % users.len()].as_bytes())
-        .string(b"ssh-connection")
-        .string(b"publickey")
-        .bool(pick(1) % 2 == 1)
-        .string(algs[pick(2) % algs.len()].as_bytes());
-    if pick(1) % 4 < 2 {
-        w.string(listed);
-    } else {
-        w.string(tail);
+    UserauthRequest {
+        user: users[pick(0) % users.len()].as_bytes(),
+        service: b"ssh-connection",
+        method: Method::PublicKey {
+            algorithm: algs[pick(2) % algs.len()].as_bytes(),
+            blob: if pick(1) % 4 < 2 { listed } else { tail },
+            signature: (pick(1) % 2 == 1).then_some(tail),
+        },
     }
-    if pick(1) % 2 == 1 {
-        w.string(tail);
-    }
-    w.into_bytes()
+    .encode()
 }
 
 /// Host key and signature blobs.
