@@ -274,7 +274,7 @@ mod tests {
 #[cfg(test)]
 mod regression {
     use super::*;
-    use crate::transport::kex::KeyMaterial;
+    use ciphers::DirectionKeys;
 
     /// A peer that delivers a few bytes per read, as a network does, counting what was read.
     struct Trickle {
@@ -291,20 +291,24 @@ mod regression {
         }
     }
 
-    fn keys(cipher: &'static str, mac: &'static str, mac_key: u8) -> KeyMaterial {
-        KeyMaterial {
+    fn keys(
+        cipher: &'static str,
+        mac: &'static str,
+        mac_key: &'static [u8],
+    ) -> DirectionKeys<'static> {
+        DirectionKeys {
             cipher,
             mac: Some(mac),
-            iv: vec![7; 64],
-            key: vec![9; 64],
-            mac_key: vec![mac_key; 64],
+            iv: &[7; 64],
+            key: &[9; 64],
+            mac_key,
         }
     }
 
     /// Bytes read before a bad packet is reported.
-    fn read_before_error(keys: &KeyMaterial, wire: Vec<u8>) -> usize {
+    fn read_before_error(keys: &DirectionKeys, wire: Vec<u8>) -> usize {
         let mut r = PacketReader::new(Trickle { data: wire, pos: 0 });
-        r.set_opener(opener(&keys.keys()).unwrap());
+        r.set_opener(opener(keys).unwrap());
         assert!(r.read_next().is_err());
         r.get_ref().pos
     }
@@ -313,7 +317,7 @@ mod regression {
     fn bad_mac_packet(cipher: &'static str, mac: &'static str) -> Vec<u8> {
         let mut out = Vec::new();
         let mut w = PacketWriter::new(&mut out);
-        w.set_sealer(sealer(&keys(cipher, mac, 4).keys()).unwrap());
+        w.set_sealer(sealer(&keys(cipher, mac, &[4; 64])).unwrap());
         w.send_payload(&[94; 1000]).unwrap();
         out
     }
@@ -325,32 +329,40 @@ mod regression {
         let (cbc, mac) = ("aes128-cbc", "hmac-sha2-256");
         let mut garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
         assert_eq!(
-            read_before_error(&keys(cbc, mac, 3), garbage.clone()),
+            read_before_error(&keys(cbc, mac, &[3; 64]), garbage.clone()),
             MAX_PACKET_LEN
         );
         let mut bad_mac = bad_mac_packet(cbc, mac);
         bad_mac.append(&mut garbage);
         assert_eq!(
-            read_before_error(&keys(cbc, mac, 3), bad_mac),
+            read_before_error(&keys(cbc, mac, &[3; 64]), bad_mac),
             MAX_PACKET_LEN
         );
         // A peer that hangs up during the discard ends it.
-        assert_eq!(read_before_error(&keys(cbc, mac, 3), vec![0x5a; 100]), 100);
+        assert_eq!(
+            read_before_error(&keys(cbc, mac, &[3; 64]), vec![0x5a; 100]),
+            100
+        );
     }
 
     /// Where the length is authenticated or not CBC there is no oracle: fail at once.
     #[test]
     fn other_framings_fail_at_once() {
         let garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
-        assert!(read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), garbage.clone()) <= 16);
+        assert!(
+            read_before_error(
+                &keys("aes128-ctr", "hmac-sha2-256", &[3; 64]),
+                garbage.clone()
+            ) <= 16
+        );
         let etm = "hmac-sha2-256-etm@openssh.com";
-        assert!(read_before_error(&keys("aes128-cbc", etm, 3), garbage) <= 16);
+        assert!(read_before_error(&keys("aes128-cbc", etm, &[3; 64]), garbage) <= 16);
         let bad_mac = bad_mac_packet("aes128-ctr", "hmac-sha2-256");
         let len = bad_mac.len();
         let mut wire = bad_mac;
         wire.extend_from_slice(&[0; 4096]);
         assert_eq!(
-            read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), wire),
+            read_before_error(&keys("aes128-ctr", "hmac-sha2-256", &[3; 64]), wire),
             len
         );
     }
