@@ -341,7 +341,7 @@ impl Transport {
                 let server_public = reply.server_public;
                 let sig = reply.signature;
                 let client_public = eph.public.clone();
-                let shared = eph.agree(&server_public)?;
+                let shared = eph.agree(server_public)?;
                 let h = kex::exchange_hash(
                     hash_alg,
                     &HashInput {
@@ -351,11 +351,11 @@ impl Transport {
                         server_kexinit,
                         host_key: &host_key,
                         client_public: &client_public,
-                        server_public: &server_public,
+                        server_public,
                         shared: &shared,
                     },
                 );
-                hostkey::verify_as(&neg.host_key, &host_key, &h, &sig)?;
+                hostkey::verify_as(&neg.host_key, &host_key, &h, sig)?;
                 match &self.server_key {
                     Some(k) if *k != host_key => {
                         return Err(Error::HostKey(
@@ -377,7 +377,7 @@ impl Transport {
                 let init = self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
                 let client_public = KexEcdhInit::decode(&init)?.client_public;
                 let server_public = eph.public.clone();
-                let shared = eph.agree(&client_public)?;
+                let shared = eph.agree(client_public)?;
                 let host_key = key.public_blob();
                 let h = kex::exchange_hash(
                     hash_alg,
@@ -387,7 +387,7 @@ impl Transport {
                         client_kexinit,
                         server_kexinit,
                         host_key: &host_key,
-                        client_public: &client_public,
+                        client_public,
                         server_public: &server_public,
                         shared: &shared,
                     },
