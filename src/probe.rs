@@ -4,8 +4,10 @@ use crate::target::{Resolved, SshTarget};
 use crate::transport::stream::Stream;
 use crate::wire::ident::{read_ident, Ident};
 use crate::wire::kexinit::KexInit;
+use crate::wire::numbers as msg;
 use crate::wire::plain::{read_packet, write_packet};
-use crate::wire::{msg, Writer};
+use crate::wire::transport::Disconnect;
+use crate::wire::Message;
 use anyhow::{bail, Context, Result};
 use serde::Serialize;
 use std::io::{BufReader, Write};
@@ -98,13 +100,9 @@ fn exchange(mut stream: Stream, host: &str, port: u16) -> Result<ProbeResult> {
         }
     }
     let kexinit = kexinit.context("server sent no KEXINIT")?;
-    let mut w = Writer::new();
-    w.u8(msg::DISCONNECT)
-        .u32(msg::DISCONNECT_BY_APPLICATION)
-        .string(b"probe done")
-        .string(b"");
+    let bye = Disconnect::new(msg::reason::BY_APPLICATION, "probe done");
     // The goodbye is a courtesy; a server that already hung up is no error.
-    let _ = write_packet(&mut stream, &w.into_bytes());
+    let _ = write_packet(&mut stream, &bye.encode());
     let openssh_version = ciphers::OpenSshVersion::parse(&ident.software).map(|v| v.to_string());
     Ok(ProbeResult {
         host: host.to_string(),

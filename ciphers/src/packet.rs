@@ -45,6 +45,11 @@
 //! Sequence numbers are the caller's: they count every packet of the direction since the
 //! connection started (not reset by rekeying, except with strict KEX), which only the
 //! transport knows.
+//!
+//! Before the first NEWKEYS a connection still frames packets, only without protection:
+//! [`SealingKey::cleartext`] and [`OpeningKey::cleartext`] are that state, so the transport
+//! (and the probe, which never leaves it) use the same length checks and padding rules for
+//! every packet of a connection and no second framing exists to drift from this one.
 
 use crate::backend::Backend;
 use crate::catalog::{self, CipherKind, CipherSpec, MacSpec};
@@ -123,6 +128,23 @@ fn take<'a>(
 }
 
 impl Direction {
+    /// The state before the first NEWKEYS: the `none` cipher without a MAC, whose length
+    /// field is readable from its four bytes (RFC 4253 §6: the 8-byte block rule still holds).
+    fn cleartext() -> Self {
+        let keys = DirectionKeys {
+            cipher: "none",
+            mac: None,
+            key: &[],
+            iv: &[],
+            mac_key: &[],
+        };
+        // The identity transform is the same in both backends; Rust links nothing.
+        let mut d = Self::new(&keys, Some(Backend::Rust), true, false)
+            .expect("the catalog's `none` cipher needs no key");
+        d.framing.length_bytes = 4;
+        d
+    }
+
     fn new(
         keys: &DirectionKeys,
         backend_override: Option<Backend>,
@@ -215,6 +237,13 @@ impl SealingKey {
         Ok(SealingKey {
             d: Direction::new(keys, backend, true, false)?,
         })
+    }
+
+    /// Packets before the first NEWKEYS: framed and padded, neither encrypted nor MACed.
+    pub fn cleartext() -> Self {
+        SealingKey {
+            d: Direction::cleartext(),
+        }
     }
 
     /// Like [`new`](Self::new), but a helper thread computes the keystream ahead while this
@@ -334,6 +363,23 @@ impl OpeningKey {
         })
     }
 
+    /// Packets before the first NEWKEYS: the length is read from four bytes, checked against
+    /// [`MAX_PACKET_LEN`] and the 8-byte block like any other, and nothing is verified.
+    pub fn cleartext() -> Self {
+        OpeningKey {
+            d: Direction::cleartext(),
+            first_done: None,
+        }
+    }
+
+    /// Whether a bad packet must be answered only after [`MAX_PACKET_LEN`] bytes were read
+    /// (OpenSSH's `packet_discard`): CBC with an encrypt-and-MAC MAC, where the moment of
+    /// failure tells an attacker bits of the first decrypted block (Albrecht, Paterson and
+    /// Watson, 2009). Other framings authenticate the length or have no block chaining.
+    pub fn discards_on_error(&self) -> bool {
+        self.d.cipher.kind == CipherKind::Cbc && !self.d.framing.length_in_clear
+    }
+
     pub fn framing(&self) -> Framing {
         self.d.framing
     }
@@ -451,6 +497,26 @@ mod tests {
         // The transport may run each direction on its own task.
         assert_send::<SealingKey>();
         assert_send::<OpeningKey>();
+    }
+
+    #[test]
+    fn cleartext_round_trips_with_a_four_byte_length() {
+        let mut tx = SealingKey::cleartext();
+        let mut rx = OpeningKey::cleartext();
+        assert_eq!(rx.length_bytes(), 4);
+        assert!(!rx.discards_on_error());
+        for len in [0usize, 1, 3, 11, 1000] {
+            let payload = vec![0x5a; len];
+            let mut wire = Vec::new();
+            tx.seal(9, &payload, &mut wire).unwrap();
+            assert_eq!(wire.len() % 8, 0);
+            assert_eq!(&wire[5..5 + len], &payload[..], "sent in clear");
+            assert_eq!(rx.decrypt_length(9, &mut wire[..4]).unwrap(), wire.len());
+            let range = rx.open(9, &mut wire).unwrap();
+            assert_eq!(&wire[range], &payload[..]);
+        }
+        let mut huge = (MAX_PACKET_LEN as u32 + 4).to_be_bytes();
+        assert!(rx.decrypt_length(0, &mut huge).is_err());
     }
 
     #[test]

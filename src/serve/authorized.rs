@@ -184,7 +184,7 @@ impl KeyOptions {
             Some(c) if super::builtins::is_builtin(c) => Ok(Some(c.clone())),
             Some(c) => Err(format!(
                 "forced command \"{c}\" is not a serve built-in ({})",
-                super::server::BUILTINS
+                super::builtins::BUILTINS
             )),
             None => Ok(None),
         }

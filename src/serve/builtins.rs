@@ -9,6 +9,9 @@ use crate::transport::conn::Transport;
 use crate::transport::Result;
 use rand::{RngCore, SeedableRng};
 
+/// The built-ins as `--help` and refusals list them.
+pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
+
 const US: u64 = 1_000_000;
 
 /// Runs `cmd`; returns its exit status.
@@ -30,7 +33,7 @@ pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
             ch,
             &format!(
                 "sshtune serve runs no shell and no other command; built-ins: {}\n",
-                super::server::BUILTINS
+                BUILTINS
             ),
         ),
     }

@@ -8,15 +8,18 @@ use crate::transport::conn::{Options, Role, Transport};
 use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::Preferences;
 use crate::transport::{Error, Result};
+use crate::wire::connection::ChannelOpen;
 use crate::wire::numbers as n;
 use crate::wire::sanitize::{peer_text, PEER_TEXT_MAX};
-use crate::wire::{Reader, Writer};
+use crate::wire::transport::Disconnect;
+use crate::wire::Message;
 use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
+/// Kept here too for callers that name it with the server (`sshtune serve --help`).
+pub use super::builtins::BUILTINS;
 
 #[derive(Clone)]
 pub struct ServerConfig {
@@ -131,13 +134,9 @@ fn log_peer(t: &Transport, msg: &str) {
 
 /// Version line and DISCONNECT, without waiting for the peer: it must not hold us up.
 fn refuse(stream: &TcpStream, why: Refusal) {
-    let mut w = Writer::new();
-    w.u8(n::DISCONNECT)
-        .u32(n::reason::TOO_MANY_CONNECTIONS)
-        .string(why.text().as_bytes())
-        .string(b"");
+    let bye = Disconnect::new(n::reason::TOO_MANY_CONNECTIONS, why.text());
     let mut out = format!("{}\r\n", crate::transport::conn::OUR_IDENT).into_bytes();
-    let _ = crate::wire::plain::write_packet(&mut out, &w.into_bytes());
+    let _ = crate::wire::plain::write_packet(&mut out, &bye.encode());
     let _ = stream.set_nonblocking(true);
     let _ = (&*stream).write(&out);
     let _ = stream.shutdown(std::net::Shutdown::Both);
@@ -183,13 +182,12 @@ fn handle(stream: TcpStream, cfg: &ServerConfig, startup: Startup) {
             log(&format!("{peer}: key exchange failed: {e}"));
             if let (Some(code), Some(mut s)) = (e.disconnect_reason(), raw) {
                 // Before NEWKEYS the packet is unencrypted, which is what the peer expects.
-                let mut w = Writer::new();
-                w.u8(n::DISCONNECT)
-                    .u32(code)
-                    .string(e.to_string().as_bytes())
-                    .string(b"");
+                let text = e.to_string();
                 let mut out = Vec::new();
-                let _ = crate::wire::plain::write_packet(&mut out, &w.into_bytes());
+                let _ = crate::wire::plain::write_packet(
+                    &mut out,
+                    &Disconnect::new(code, &text).encode(),
+                );
                 let _ = s.write_all(&out);
             }
             return;
@@ -312,24 +310,16 @@ pub(crate) fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Chan
         let p = t.payload();
         match p[0] {
             n::CHANNEL_OPEN => {
-                let mut r = Reader::new(&p[1..]);
-                let kind = r.string("channel type")?;
-                let sender = r.u32("sender channel")?;
-                let window = r.u32("initial window")? as u64;
-                let max_packet = r.u32("maximum packet")?;
-                if kind != b"session" {
-                    log_peer(
-                        t,
-                        &format!(
-                            "refused a channel of type \"{}\"",
-                            peer_text(kind, PEER_TEXT_MAX)
-                        ),
-                    );
+                let open = ChannelOpen::decode(p)?;
+                let (sender, window) = (open.sender, open.window as u64);
+                if open.kind != channel::SESSION {
+                    let kind = peer_text(open.kind, PEER_TEXT_MAX);
+                    log_peer(t, &format!("refused a channel of type \"{kind}\""));
                     let why = "only session channels";
                     channel::refuse_open_as(t, sender, channel::OPEN_UNKNOWN_CHANNEL_TYPE, why)?;
                     continue;
                 }
-                let max_packet = match channel::peer_max_packet(max_packet) {
+                let max_packet = match channel::peer_max_packet(open.max_packet) {
                     Ok(m) => m,
                     Err(e) => {
                         log_peer(t, &format!("refused a session channel: {e}"));
@@ -338,13 +328,7 @@ pub(crate) fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Chan
                         continue;
                     }
                 };
-                let mut w = Writer::new();
-                w.u8(n::CHANNEL_OPEN_CONFIRMATION)
-                    .u32(sender)
-                    .u32(0)
-                    .u32(cfg.window)
-                    .u32(channel::DEFAULT_MAX_PACKET.max(cfg.packet_size));
-                t.send(&w.into_bytes())?;
+                channel::accept_open(t, sender, cfg.window, cfg.packet_size)?;
                 return Ok(Channel::new(
                     0,
                     sender,
@@ -354,13 +338,7 @@ pub(crate) fn open_channel(t: &mut Transport, cfg: &ServerConfig) -> Result<Chan
                     cfg.packet_size,
                 ));
             }
-            n::GLOBAL_REQUEST => {
-                let mut r = Reader::new(&p[1..]);
-                r.string("request")?;
-                if r.bool("want reply")? {
-                    t.send(&[n::REQUEST_FAILURE])?;
-                }
-            }
+            n::GLOBAL_REQUEST => channel::reply_global(t)?,
             m => return Err(Error::protocol(format!("expected CHANNEL_OPEN, got {m}"))),
         }
     }

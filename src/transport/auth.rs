@@ -8,33 +8,33 @@ use super::hostkey;
 use super::sig;
 use super::userkey::UserKey;
 use crate::wire::numbers as n;
-use crate::wire::{Reader, Writer};
+use crate::wire::transport::{ExtInfo, ServiceAccept, ServiceRequest};
+use crate::wire::userauth::{
+    Method, UserauthFailure, UserauthPkOk, UserauthRequest, UserauthSuccess, PUBLICKEY,
+};
+use crate::wire::Message;
 
 const USERAUTH: &[u8] = b"ssh-userauth";
 const CONNECTION: &[u8] = b"ssh-connection";
-const PUBLICKEY: &[u8] = b"publickey";
 /// Attempts a client gets before we hang up (OpenSSH's MaxAuthTries default).
 const MAX_TRIES: u32 = 6;
 
-/// The data a publickey signature covers (RFC 4252 §7).
-fn signed_data(session_id: &[u8], user: &[u8], alg: &[u8], blob: &[u8]) -> Vec<u8> {
-    let mut w = Writer::new();
-    w.string(session_id)
-        .u8(n::USERAUTH_REQUEST)
-        .string(user)
-        .string(CONNECTION)
-        .string(PUBLICKEY)
-        .bool(true)
-        .string(alg)
-        .string(blob);
-    w.into_bytes()
+/// A publickey request for `user` with key `blob`, before it is signed.
+fn publickey_request<'a>(user: &'a [u8], alg: &'a [u8], blob: &'a [u8]) -> UserauthRequest<'a> {
+    UserauthRequest {
+        user,
+        service: CONNECTION,
+        method: Method::PublicKey {
+            algorithm: alg,
+            blob,
+            signature: None,
+        },
+    }
 }
 
 /// Tries each identity of `key` in turn (RFC 4252 §7: a failure lets us try the next).
 pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
-    let mut w = Writer::new();
-    w.u8(n::SERVICE_REQUEST).string(USERAUTH);
-    t.send(&w.into_bytes())?;
+    t.send_msg(&ServiceRequest { service: USERAUTH })?;
     loop {
         t.recv()?;
         match t.payload()[0] {
@@ -46,28 +46,21 @@ pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
     let ids = key.identities();
     let mut methods = String::new();
     for id in &ids {
-        let sig = key.sign(
-            id,
-            &signed_data(t.session_id(), user.as_bytes(), id.alg.as_bytes(), &id.blob),
-        )?;
-        let mut w = Writer::new();
-        w.u8(n::USERAUTH_REQUEST)
-            .string(user.as_bytes())
-            .string(CONNECTION)
-            .string(PUBLICKEY)
-            .bool(true)
-            .string(id.alg.as_bytes())
-            .string(&id.blob)
-            .string(&sig);
-        t.send(&w.into_bytes())?;
+        let mut req = publickey_request(user.as_bytes(), id.alg.as_bytes(), &id.blob);
+        let sig = key.sign(id, &req.signed_data(t.session_id()))?;
+        if let Method::PublicKey { signature, .. } = &mut req.method {
+            *signature = Some(&sig);
+        }
+        t.send_msg(&req)?;
         loop {
             t.recv()?;
             match t.payload()[0] {
                 n::USERAUTH_SUCCESS => return Ok(()),
                 n::USERAUTH_BANNER | n::EXT_INFO => {}
                 n::USERAUTH_FAILURE => {
-                    let mut r = Reader::new(&t.payload()[1..]);
-                    methods = r.utf8("methods").unwrap_or("").to_string();
+                    methods = UserauthFailure::decode(t.payload())
+                        .map(|f| f.methods.join(","))
+                        .unwrap_or_default();
                     break;
                 }
                 m => {
@@ -113,34 +106,29 @@ pub struct Login {
 /// signature, RFC 4252 §7) gets PK_OK for a key that would be accepted, as `ssh` expects.
 pub fn server(t: &mut Transport, policy: &dyn Policy) -> Result<Login> {
     t.recv()?;
-    let mut r = Reader::new(t.payload());
-    if r.u8("message")? != n::SERVICE_REQUEST || r.string("service")? != USERAUTH {
+    if ServiceRequest::decode(t.payload()).map(|r| r.service) != Ok(USERAUTH) {
         return Err(Error::protocol("expected a ssh-userauth SERVICE_REQUEST"));
     }
     if t.negotiated.as_ref().is_some_and(|n| n.client_ext_info) {
         // Still the first packet after our NEWKEYS (RFC 8308 §2.4). Without server-sig-algs,
         // OpenSSH's client never offers an RSA key with rsa-sha2-*.
-        let mut w = Writer::new();
-        w.u8(n::EXT_INFO)
-            .u32(1)
-            .string(b"server-sig-algs")
-            .string(sig::USER_ALGS.join(",").as_bytes());
-        t.send(&w.into_bytes())?;
+        let algs = sig::USER_ALGS.join(",");
+        t.send_msg(&ExtInfo {
+            extensions: vec![(b"server-sig-algs", algs.as_bytes())],
+        })?;
     }
-    let mut w = Writer::new();
-    w.u8(n::SERVICE_ACCEPT).string(USERAUTH);
-    t.send(&w.into_bytes())?;
-    let failure = {
-        let mut w = Writer::new();
-        w.u8(n::USERAUTH_FAILURE).string(PUBLICKEY).bool(false);
-        w.into_bytes()
-    };
+    t.send_msg(&ServiceAccept { service: USERAUTH })?;
+    let failure = UserauthFailure {
+        methods: vec![PUBLICKEY.into()],
+        partial_success: false,
+    }
+    .encode();
     for _ in 0..MAX_TRIES {
         t.recv()?;
         let p = t.payload().to_vec();
         match request(t.session_id(), &p, policy)? {
             Step::Success(login) => {
-                t.send(&[n::USERAUTH_SUCCESS])?;
+                t.send_msg(&UserauthSuccess)?;
                 return Ok(login);
             }
             Step::PkOk(reply) => t.send(&reply)?,
@@ -158,20 +146,22 @@ enum Step {
 }
 
 fn request(session_id: &[u8], p: &[u8], policy: &dyn Policy) -> Result<Step> {
-    let mut r = Reader::new(p);
-    if r.u8("message")? != n::USERAUTH_REQUEST {
+    if p.first() != Some(&n::USERAUTH_REQUEST) {
         return Err(Error::protocol("expected USERAUTH_REQUEST"));
     }
-    let user = r.string("user")?;
-    let service = r.string("service")?;
-    let method = r.string("method")?;
-    if method != PUBLICKEY || service != CONNECTION {
+    let req = UserauthRequest::decode(p)?;
+    let Method::PublicKey {
+        algorithm: alg,
+        blob,
+        signature,
+    } = req.method
+    else {
+        return Ok(Step::Failure);
+    };
+    if req.service != CONNECTION {
         return Ok(Step::Failure);
     }
-    let has_sig = r.bool("has signature")?;
-    let alg = r.string("algorithm")?;
-    let blob = r.string("key")?;
-    let (Ok(user_s), Ok(alg_s)) = (std::str::from_utf8(user), std::str::from_utf8(alg)) else {
+    let (Ok(user_s), Ok(alg_s)) = (std::str::from_utf8(req.user), std::str::from_utf8(alg)) else {
         return Ok(Step::Failure);
     };
     if let Err(why) = sig::check_key(alg_s, blob) {
@@ -181,15 +171,14 @@ fn request(session_id: &[u8], p: &[u8], policy: &dyn Policy) -> Result<Step> {
     let Some(forced_command) = policy.allow(user_s, blob) else {
         return Ok(Step::Failure);
     };
-    if !has_sig {
-        r.finish()?;
-        let mut w = Writer::new();
-        w.u8(n::USERAUTH_PK_OK).string(alg).string(blob);
-        return Ok(Step::PkOk(w.into_bytes()));
-    }
-    let signature = r.string("signature")?;
-    r.finish()?;
-    let data = signed_data(session_id, user, alg, blob);
+    let Some(signature) = signature else {
+        let ok = UserauthPkOk {
+            algorithm: alg,
+            blob,
+        };
+        return Ok(Step::PkOk(ok.encode()));
+    };
+    let data = publickey_request(req.user, alg, blob).signed_data(session_id);
     match sig::verify(alg_s, blob, &data, signature) {
         Ok(()) => Ok(Step::Success(Login {
             user: user_s.to_string(),
@@ -237,18 +226,15 @@ mod tests {
     }
 
     fn req(user: &str, alg: &str, blob: &[u8], sig: Option<&[u8]>) -> Vec<u8> {
-        let mut w = Writer::new();
-        w.u8(n::USERAUTH_REQUEST)
-            .string(user.as_bytes())
-            .string(CONNECTION)
-            .string(PUBLICKEY)
-            .bool(sig.is_some())
-            .string(alg.as_bytes())
-            .string(blob);
-        if let Some(s) = sig {
-            w.string(s);
+        let mut r = publickey_request(user.as_bytes(), alg.as_bytes(), blob);
+        if let Method::PublicKey { signature, .. } = &mut r.method {
+            *signature = sig;
         }
-        w.into_bytes()
+        r.encode()
+    }
+
+    fn signed_data(session_id: &[u8], user: &[u8], alg: &[u8], blob: &[u8]) -> Vec<u8> {
+        publickey_request(user, alg, blob).signed_data(session_id)
     }
 
     fn answer(p: &OneKey, msg: &[u8]) -> &'static str {
@@ -287,7 +273,7 @@ mod tests {
             "failure"
         );
         // An RSA blob offered with SHA-1 signatures is refused before any lookup.
-        let mut w = Writer::new();
+        let mut w = crate::wire::Writer::new();
         w.string(b"ssh-rsa")
             .string(&[1, 0, 1])
             .string(&sig::mpint(&[0xc1; 256]));

@@ -3,23 +3,28 @@
 
 use super::conn::Transport;
 use super::error::{Error, Result};
+use crate::wire::connection::{
+    ChannelClose, ChannelData, ChannelEof, ChannelExtendedData, ChannelFailure, ChannelOpen,
+    ChannelOpenConfirmation, ChannelOpenFailure, ChannelRequest, ChannelSuccess,
+    ChannelWindowAdjust, GlobalRequest, Request, RequestFailure, EXTENDED_DATA_STDERR,
+};
 use crate::wire::numbers as n;
 use crate::wire::sanitize::PEER_TEXT_MAX;
-use crate::wire::{Reader, Writer};
+use crate::wire::Message;
+
+pub use crate::wire::connection::{OPEN_PROHIBITED, OPEN_UNKNOWN_CHANNEL_TYPE};
 
 /// Our receive window. OpenSSH uses 2 MiB; a larger one keeps a fast sender from stalling
 /// on window adjustments.
 pub const DEFAULT_WINDOW: u32 = 8 << 20;
 /// Largest data packet payload we accept (OpenSSH: 32 KiB).
 pub const DEFAULT_MAX_PACKET: u32 = 32 * 1024;
-/// Bytes of CHANNEL_DATA framing before the data itself.
-const DATA_HEADER: usize = 9;
 /// The smallest maximum packet size we accept from a peer. RFC 4254 §5.1 sets no floor, but
 /// with 0 no data fits (we would send empty CHANNEL_DATA forever) and a few bytes turn each
 /// write into thousands of packets; every real client offers 16 KiB or more.
 pub const MIN_PEER_MAX_PACKET: u32 = 1024;
 /// The largest data payload that fits one of our packets, whatever the peer offers.
-const MAX_DATA: u32 = (super::packet::MAX_PACKET_LEN - 1024) as u32;
+const MAX_DATA: u32 = (ciphers::MAX_PACKET_LEN - 1024) as u32;
 
 /// A peer's maximum packet size at CHANNEL_OPEN / OPEN_CONFIRMATION: refused below
 /// `MIN_PEER_MAX_PACKET`, clamped to what one of our packets holds.
@@ -71,40 +76,34 @@ pub struct Channel {
 impl Channel {
     /// Opens a session channel (client side).
     pub fn open_session(t: &mut Transport, window: u32, packet_size: u32) -> Result<Self> {
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_OPEN)
-            .string(b"session")
-            .u32(0)
-            .u32(window)
-            .u32(DEFAULT_MAX_PACKET.max(packet_size));
-        t.send(&w.into_bytes())?;
+        t.send_msg(&ChannelOpen {
+            kind: SESSION,
+            sender: 0,
+            window,
+            max_packet: DEFAULT_MAX_PACKET.max(packet_size),
+            extra: b"",
+        })?;
         loop {
             t.recv()?;
             let p = t.payload();
             match p[0] {
                 n::CHANNEL_OPEN_CONFIRMATION => {
-                    let mut r = Reader::new(&p[1..]);
-                    let local_id = r.u32("recipient channel")?;
-                    let remote_id = r.u32("sender channel")?;
-                    let remote_window = r.u32("initial window")? as u64;
-                    let remote_max_packet = peer_max_packet(r.u32("maximum packet")?)?;
+                    let ok = ChannelOpenConfirmation::decode(p)?;
                     return Ok(Self::new(
-                        local_id,
-                        remote_id,
-                        remote_window,
-                        remote_max_packet,
+                        ok.recipient,
+                        ok.sender,
+                        ok.window as u64,
+                        peer_max_packet(ok.max_packet)?,
                         window,
                         packet_size,
                     ));
                 }
                 n::CHANNEL_OPEN_FAILURE => {
-                    let mut r = Reader::new(&p[1..]);
-                    let _ = r.u32("recipient");
-                    let code = r.u32("reason").unwrap_or(0);
-                    let text = r.string("description").unwrap_or_default();
-                    let text = crate::wire::sanitize::peer_text(text, PEER_TEXT_MAX);
+                    let no = ChannelOpenFailure::decode(p)?;
+                    let text = crate::wire::sanitize::peer_text(no.description, PEER_TEXT_MAX);
                     return Err(Error::protocol(format!(
-                        "server refused the session channel ({code}): {text}"
+                        "server refused the session channel ({}): {text}",
+                        no.reason
                     )));
                 }
                 n::GLOBAL_REQUEST => reply_global(t)?,
@@ -139,35 +138,23 @@ impl Channel {
         }
     }
 
-    /// Sends a channel request such as `exec` with one string argument.
-    pub fn request(
-        &self,
-        t: &mut Transport,
-        name: &str,
-        arg: Option<&[u8]>,
-        want_reply: bool,
-    ) -> Result<()> {
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_REQUEST)
-            .u32(self.remote_id)
-            .string(name.as_bytes())
-            .bool(want_reply);
-        if let Some(a) = arg {
-            w.string(a);
-        }
-        t.send(&w.into_bytes())
+    /// Sends a channel request (`exec` with its command, or another by name).
+    pub fn request(&self, t: &mut Transport, request: Request, want_reply: bool) -> Result<()> {
+        t.send_msg(&ChannelRequest {
+            recipient: self.remote_id,
+            want_reply,
+            request,
+        })
     }
 
     /// Answers a request that wanted a reply.
     pub fn reply(&self, t: &mut Transport, ok: bool) -> Result<()> {
-        let mut w = Writer::new();
-        w.u8(if ok {
-            n::CHANNEL_SUCCESS
+        let recipient = self.remote_id;
+        if ok {
+            t.send_msg(&ChannelSuccess { recipient })
         } else {
-            n::CHANNEL_FAILURE
-        })
-        .u32(self.remote_id);
-        t.send(&w.into_bytes())
+            t.send_msg(&ChannelFailure { recipient })
+        }
     }
 
     /// Sends bytes on the extended-data stream 1 (stderr); small messages only.
@@ -176,35 +163,28 @@ impl Channel {
             .len()
             .min(self.remote_window as usize)
             .min(self.remote_max_packet as usize);
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_EXTENDED_DATA)
-            .u32(self.remote_id)
-            .u32(1)
-            .string(&text[..n]);
         self.remote_window -= n as u64;
-        t.send(&w.into_bytes())
+        t.send_msg(&ChannelExtendedData {
+            recipient: self.remote_id,
+            code: EXTENDED_DATA_STDERR,
+            data: &text[..n],
+        })
     }
 
     pub fn exit_status(&self, t: &mut Transport, code: u32) -> Result<()> {
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_REQUEST)
-            .u32(self.remote_id)
-            .string(b"exit-status")
-            .bool(false)
-            .u32(code);
-        t.send(&w.into_bytes())
+        self.request(t, Request::ExitStatus(code), false)
     }
 
     pub fn send_eof(&self, t: &mut Transport) -> Result<()> {
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_EOF).u32(self.remote_id);
-        t.send(&w.into_bytes())
+        t.send_msg(&ChannelEof {
+            recipient: self.remote_id,
+        })
     }
 
     pub fn send_close(&mut self, t: &mut Transport) -> Result<()> {
-        let mut w = Writer::new();
-        w.u8(n::CHANNEL_CLOSE).u32(self.remote_id);
-        t.send(&w.into_bytes())
+        t.send_msg(&ChannelClose {
+            recipient: self.remote_id,
+        })
     }
 
     /// The next event on this channel. Window bookkeeping and transport chatter are handled
@@ -214,17 +194,11 @@ impl Channel {
             t.recv()?;
             let p = t.payload();
             let num = p[0];
-            let mut r = Reader::new(&p[1..]);
-            if (n::CHANNEL_WINDOW_ADJUST..=n::CHANNEL_FAILURE).contains(&num) {
-                let id = r.u32("recipient channel")?;
-                if id != self.local_id {
-                    return Err(Error::protocol(format!("message for unknown channel {id}")));
-                }
-            }
             match num {
                 n::CHANNEL_WINDOW_ADJUST => {
-                    self.remote_window += r.u32("bytes to add")? as u64;
-                    r.finish()?;
+                    let m = ChannelWindowAdjust::decode(p)?;
+                    self.check_recipient(m.recipient)?;
+                    self.remote_window += m.bytes as u64;
                     // RFC 4254 §5.2: a window never exceeds 2^32 - 1 bytes.
                     if self.remote_window > u32::MAX as u64 {
                         return Err(Error::protocol("window adjusted beyond 2^32 - 1 bytes"));
@@ -232,11 +206,15 @@ impl Channel {
                     return Ok(Event::Window);
                 }
                 n::CHANNEL_DATA | n::CHANNEL_EXTENDED_DATA => {
-                    if num == n::CHANNEL_EXTENDED_DATA {
-                        r.u32("data type")?;
-                    }
-                    let len = r.string("data")?.len();
-                    r.finish()?;
+                    let (recipient, len) = if num == n::CHANNEL_DATA {
+                        let m = ChannelData::decode(p)?;
+                        (m.recipient, m.data.len())
+                    } else {
+                        let m = ChannelExtendedData::decode(p)?;
+                        (m.recipient, m.data.len())
+                    };
+                    self.check_recipient(recipient)?;
+                    // The data is the message's last field.
                     let end = p.len();
                     let start = end - len;
                     if len as u64 > (self.window - self.consumed) as u64 {
@@ -248,11 +226,10 @@ impl Channel {
                     if self.consumed >= self.window / 2 {
                         let grant = self.consumed;
                         self.consumed = 0;
-                        let mut w = Writer::new();
-                        w.u8(n::CHANNEL_WINDOW_ADJUST)
-                            .u32(self.remote_id)
-                            .u32(grant);
-                        t.send(&w.into_bytes())?;
+                        t.send_msg(&ChannelWindowAdjust {
+                            recipient: self.remote_id,
+                            bytes: grant,
+                        })?;
                     }
                     return Ok(if num == n::CHANNEL_DATA {
                         Event::Data(start..end)
@@ -261,33 +238,38 @@ impl Channel {
                     });
                 }
                 n::CHANNEL_EOF => {
+                    self.check_recipient(ChannelEof::decode(p)?.recipient)?;
                     self.eof_received = true;
                     return Ok(Event::Eof);
                 }
                 n::CHANNEL_CLOSE => {
+                    self.check_recipient(ChannelClose::decode(p)?.recipient)?;
                     self.closed = true;
                     return Ok(Event::Close);
                 }
-                n::CHANNEL_SUCCESS => return Ok(Event::Reply(true)),
-                n::CHANNEL_FAILURE => return Ok(Event::Reply(false)),
+                n::CHANNEL_SUCCESS => {
+                    self.check_recipient(ChannelSuccess::decode(p)?.recipient)?;
+                    return Ok(Event::Reply(true));
+                }
+                n::CHANNEL_FAILURE => {
+                    self.check_recipient(ChannelFailure::decode(p)?.recipient)?;
+                    return Ok(Event::Reply(false));
+                }
                 n::CHANNEL_REQUEST => {
-                    let name = r.utf8("request type")?.to_string();
-                    let want_reply = r.bool("want reply")?;
-                    if name == "exit-status" {
-                        return Ok(Event::ExitStatus(r.u32("exit status")?));
-                    }
-                    if name == "exec" {
-                        let command = r.string("command")?.to_vec();
-                        r.finish()?;
-                        return Ok(Event::Exec {
-                            command,
-                            want_reply,
-                        });
-                    }
+                    let m = ChannelRequest::decode(p)?;
+                    self.check_recipient(m.recipient)?;
+                    let (want_reply, name) = match m.request {
+                        Request::ExitStatus(code) => return Ok(Event::ExitStatus(code)),
+                        Request::Exec { command } => {
+                            return Ok(Event::Exec {
+                                command: command.to_vec(),
+                                want_reply: m.want_reply,
+                            })
+                        }
+                        Request::Other { name, .. } => (m.want_reply, name.to_string()),
+                    };
                     if want_reply {
-                        let mut w = Writer::new();
-                        w.u8(n::CHANNEL_FAILURE).u32(self.remote_id);
-                        t.send(&w.into_bytes())?;
+                        self.reply(t, false)?;
                     }
                     return Ok(Event::Request(name));
                 }
@@ -301,6 +283,14 @@ impl Channel {
                 }
             }
         }
+    }
+
+    /// A channel message must name this channel: we run one per connection.
+    fn check_recipient(&self, id: u32) -> Result<()> {
+        if id != self.local_id {
+            return Err(Error::protocol(format!("message for unknown channel {id}")));
+        }
+        Ok(())
     }
 
     /// Sends `data` as CHANNEL_DATA, waiting for window space. Events that arrive while
@@ -328,11 +318,12 @@ impl Channel {
                 return Err(Error::protocol("channel maximum packet size is 0"));
             }
             let buf = t.begin()?;
-            buf.reserve(DATA_HEADER + n);
-            buf.push(n::CHANNEL_DATA);
-            buf.extend_from_slice(&self.remote_id.to_be_bytes());
-            buf.extend_from_slice(&(n as u32).to_be_bytes());
-            buf.extend_from_slice(&data[..n]);
+            buf.reserve(ChannelData::HEADER_LEN + n);
+            ChannelData {
+                recipient: self.remote_id,
+                data: &data[..n],
+            }
+            .encode_into(buf);
             t.send_begun()?;
             self.remote_window -= n as u64;
             data = &data[n..];
@@ -342,20 +333,16 @@ impl Channel {
 }
 
 /// Answers a global request (e.g. OpenSSH's hostkeys-00) with "not supported" if asked.
-fn reply_global(t: &mut Transport) -> Result<()> {
-    let mut r = Reader::new(&t.payload()[1..]);
-    r.string("request name")?;
-    if r.bool("want reply")? {
-        t.send(&[n::REQUEST_FAILURE])?;
+pub fn reply_global(t: &mut Transport) -> Result<()> {
+    if GlobalRequest::decode(t.payload())?.want_reply {
+        t.send_msg(&RequestFailure)?;
     }
     Ok(())
 }
 
 /// We run one session per connection; further channels are refused (RFC 4254 §5.1).
 pub fn refuse_open(t: &mut Transport) -> Result<()> {
-    let mut r = Reader::new(&t.payload()[1..]);
-    r.string("channel type")?;
-    let sender = r.u32("sender channel")?;
+    let sender = ChannelOpen::decode(t.payload())?.sender;
     refuse_open_as(
         t,
         sender,
@@ -364,17 +351,27 @@ pub fn refuse_open(t: &mut Transport) -> Result<()> {
     )
 }
 
-/// RFC 4254 §5.1 reason codes.
-pub const OPEN_PROHIBITED: u32 = 1;
-pub const OPEN_UNKNOWN_CHANNEL_TYPE: u32 = 3;
+/// The channel type of RFC 4254 §6.1, the only one we open or accept.
+pub const SESSION: &[u8] = b"session";
 
 /// CHANNEL_OPEN_FAILURE for the peer's channel `sender`.
 pub fn refuse_open_as(t: &mut Transport, sender: u32, code: u32, why: &str) -> Result<()> {
-    let mut w = Writer::new();
-    w.u8(n::CHANNEL_OPEN_FAILURE)
-        .u32(sender)
-        .u32(code)
-        .string(why.as_bytes())
-        .string(b"");
-    t.send(&w.into_bytes())
+    t.send_msg(&ChannelOpenFailure {
+        recipient: sender,
+        reason: code,
+        description: why.as_bytes(),
+        language: b"",
+    })
+}
+
+/// Our answer to a session CHANNEL_OPEN from the peer's channel `sender` (server side): our
+/// channel 0, our window and packet size.
+pub fn accept_open(t: &mut Transport, sender: u32, window: u32, packet_size: u32) -> Result<()> {
+    t.send_msg(&ChannelOpenConfirmation {
+        recipient: sender,
+        sender: 0,
+        window,
+        max_packet: DEFAULT_MAX_PACKET.max(packet_size),
+        extra: b"",
+    })
 }

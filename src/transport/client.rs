@@ -9,6 +9,7 @@ use super::kex::Preferences;
 use super::known_hosts::{self, Decision, Policy, Status};
 use super::stream::Stream;
 use super::userkey::UserKey;
+use crate::wire::connection::Request;
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -165,7 +166,13 @@ pub struct Exec {
 impl Exec {
     pub fn start(mut t: Transport, command: &str, window: u32, packet_size: u32) -> Result<Self> {
         let ch = Channel::open_session(&mut t, window, packet_size)?;
-        ch.request(&mut t, "exec", Some(command.as_bytes()), true)?;
+        ch.request(
+            &mut t,
+            Request::Exec {
+                command: command.as_bytes(),
+            },
+            true,
+        )?;
         let mut e = Self {
             t,
             ch,

@@ -2,16 +2,16 @@
 //! exchange, rekeying when a limit is reached, and delivery of everything above the
 //! transport layer (RFC 4253 §4–§11). Blocking I/O on one thread per connection.
 
-use super::crypt;
 use super::error::{Error, Result};
 use super::hostkey::{self, Ed25519Key};
-use super::kex::{self, Ephemeral, HashInput, Negotiated, Preferences};
-use super::packet::{PacketReader, PacketWriter};
+use super::kex::{self, Ephemeral, HashInput, Negotiated, Offer, Preferences};
+use super::packet::{self, PacketReader, PacketWriter};
 use super::stream::Stream;
 use crate::wire::ident::read_ident;
 use crate::wire::kexinit::KexInit;
 use crate::wire::numbers as n;
-use crate::wire::{Reader, Writer};
+use crate::wire::transport::{Disconnect, KexEcdhInit, KexEcdhReply, NewKeys};
+use crate::wire::Message;
 use std::collections::VecDeque;
 use std::io::{BufReader, Write};
 use std::sync::Arc;
@@ -20,7 +20,7 @@ pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"
 
 /// Bytes of peer messages we hold while a rekey we started waits for the peer's KEXINIT,
 /// before it has authenticated: a few requests fit, a flood does not.
-pub const PENDING_LIMIT: usize = 4 * super::packet::MAX_PACKET_LEN;
+pub const PENDING_LIMIT: usize = 4 * ciphers::MAX_PACKET_LEN;
 
 /// The same once a channel may carry data: the whole receive `window` we granted may be in
 /// flight when our KEXINIT leaves, plus room for the packets around it. A client's default,
@@ -46,6 +46,15 @@ pub struct Options {
     pub kex: Option<Vec<String>>,
     /// Host key algorithms a client offers instead of all it can verify.
     pub host_keys: Option<Vec<String>>,
+}
+
+impl Options {
+    fn offer(&self) -> Offer<'_> {
+        Offer {
+            kex: self.kex.as_deref(),
+            host_keys: self.host_keys.as_deref(),
+        }
+    }
 }
 
 pub struct Transport {
@@ -118,7 +127,7 @@ impl Transport {
             current: None,
             rekeys: 0,
         };
-        let ours = kex::our_kexinit(&t.prefs, &t.opts, is_server, true).encode();
+        let ours = kex::our_kexinit(&t.prefs, t.opts.offer(), is_server, true).encode();
         t.writer.send_payload(&ours)?;
         let theirs = t.read_kex_msg(n::KEXINIT, true)?;
         t.run_kex(ours, theirs, true)?;
@@ -212,20 +221,24 @@ impl Transport {
         self.writer.send()
     }
 
+    /// Sends one message, encoded straight into the packet buffer.
+    pub fn send_msg<'m, M: Message<'m>>(&mut self, msg: &M) -> Result<()> {
+        msg.encode_into(self.begin()?);
+        self.writer.send()
+    }
+
     /// Best effort: tells the peer why we hang up. Errors are ignored, the peer may be gone.
     pub fn disconnect(&mut self, reason: u32, text: &str) {
-        let mut w = Writer::new();
-        w.u8(n::DISCONNECT)
-            .u32(reason)
-            .string(text.as_bytes())
-            .string(b"");
-        let _ = self.writer.send_payload(&w.into_bytes());
+        let _ = self
+            .writer
+            .send_payload(&Disconnect::new(reason, text).encode());
         let _ = self.reader.get_ref().shutdown(std::net::Shutdown::Both);
     }
 
     /// Starts (`theirs` None) or answers a key re-exchange.
     fn rekey(&mut self, theirs: Option<Vec<u8>>) -> Result<()> {
-        let ours = kex::our_kexinit(&self.prefs, &self.opts, self.is_server(), false).encode();
+        let ours =
+            kex::our_kexinit(&self.prefs, self.opts.offer(), self.is_server(), false).encode();
         self.writer.send_payload(&ours)?;
         let theirs = match theirs {
             Some(t) => t,
@@ -318,17 +331,17 @@ impl Transport {
         let hash_alg = kex::kex_hash(&neg.kex);
         let (shared, h) = match &self.role {
             Role::Client(_) => {
-                let mut w = Writer::new();
-                w.u8(n::KEX_ECDH_INIT).string(&eph.public);
-                self.writer.send_payload(&w.into_bytes())?;
+                let init = KexEcdhInit {
+                    client_public: &eph.public,
+                };
+                self.writer.send_payload(&init.encode())?;
                 let reply = self.read_kex_msg(n::KEX_ECDH_REPLY, initial)?;
-                let mut r = Reader::new(&reply[1..]);
-                let host_key = r.string("host key")?.to_vec();
-                let server_public = r.string("server ephemeral key")?.to_vec();
-                let sig = r.string("exchange hash signature")?.to_vec();
-                r.finish()?;
+                let reply = KexEcdhReply::decode(&reply)?;
+                let host_key = reply.host_key.to_vec();
+                let server_public = reply.server_public;
+                let sig = reply.signature;
                 let client_public = eph.public.clone();
-                let shared = eph.agree(&server_public)?;
+                let shared = eph.agree(server_public)?;
                 let h = kex::exchange_hash(
                     hash_alg,
                     &HashInput {
@@ -338,11 +351,11 @@ impl Transport {
                         server_kexinit,
                         host_key: &host_key,
                         client_public: &client_public,
-                        server_public: &server_public,
+                        server_public,
                         shared: &shared,
                     },
                 );
-                hostkey::verify_as(&neg.host_key, &host_key, &h, &sig)?;
+                hostkey::verify_as(&neg.host_key, &host_key, &h, sig)?;
                 match &self.server_key {
                     Some(k) if *k != host_key => {
                         return Err(Error::HostKey(
@@ -362,11 +375,9 @@ impl Transport {
             Role::Server(key) => {
                 let key = key.clone();
                 let init = self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
-                let mut r = Reader::new(&init[1..]);
-                let client_public = r.string("client ephemeral key")?.to_vec();
-                r.finish()?;
+                let client_public = KexEcdhInit::decode(&init)?.client_public;
                 let server_public = eph.public.clone();
-                let shared = eph.agree(&client_public)?;
+                let shared = eph.agree(client_public)?;
                 let host_key = key.public_blob();
                 let h = kex::exchange_hash(
                     hash_alg,
@@ -376,28 +387,28 @@ impl Transport {
                         client_kexinit,
                         server_kexinit,
                         host_key: &host_key,
-                        client_public: &client_public,
+                        client_public,
                         server_public: &server_public,
                         shared: &shared,
                     },
                 );
-                let mut w = Writer::new();
-                w.u8(n::KEX_ECDH_REPLY)
-                    .string(&host_key)
-                    .string(&server_public)
-                    .string(&key.sign(&h));
-                self.writer.send_payload(&w.into_bytes())?;
+                let reply = KexEcdhReply {
+                    host_key: &host_key,
+                    server_public: &server_public,
+                    signature: &key.sign(&h),
+                };
+                self.writer.send_payload(&reply.encode())?;
                 (shared, h)
             }
         };
         let session_id = self.session_id.get_or_insert_with(|| h.clone()).clone();
         let (c2s, s2c) = kex::derive_keys(&neg, &shared, &h, &session_id)?;
         let (out_keys, in_keys) = if is_server { (s2c, c2s) } else { (c2s, s2c) };
-        let sealer = crypt::sealer(&out_keys)?;
-        let opener = crypt::opener(&in_keys)?;
+        let sealer = packet::sealer(&out_keys.keys())?;
+        let opener = packet::opener(&in_keys.keys())?;
         let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
 
-        self.writer.send_payload(&[n::NEWKEYS])?;
+        self.writer.send_payload(&NewKeys.encode())?;
         self.writer.set_sealer(sealer);
         if strict {
             self.writer.seq = 0;
@@ -445,12 +456,19 @@ pub fn rekey_blocks(spec: &ciphers::CipherSpec) -> u64 {
     }
 }
 
+/// The peer hung up. A DISCONNECT cut short (no language tag, as some peers send it) still
+/// reports what it holds.
 fn parse_disconnect(p: &[u8]) -> Error {
-    let mut r = Reader::new(&p[1..]);
-    let code = r.u32("reason").unwrap_or(0);
-    let text = r
-        .string("description")
-        .map(|t| crate::wire::sanitize::peer_text(t, crate::wire::sanitize::PEER_TEXT_MAX))
-        .unwrap_or_default();
+    let (code, text) = match Disconnect::decode(p) {
+        Ok(d) => (d.reason, d.description),
+        Err(_) => {
+            let mut r = crate::wire::Reader::new(p.get(1..).unwrap_or_default());
+            (
+                r.u32("reason").unwrap_or(0),
+                r.string("text").unwrap_or_default(),
+            )
+        }
+    };
+    let text = crate::wire::sanitize::peer_text(text, crate::wire::sanitize::PEER_TEXT_MAX);
     Error::PeerDisconnected { code, text }
 }

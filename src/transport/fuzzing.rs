@@ -1,8 +1,7 @@
 //! Entry points for the fuzz targets in `fuzz/` (and the property tests): each takes
 //! arbitrary bytes and must return without panicking, whatever they contain.
 
-use super::crypt::{self, DirectionKeys};
-use super::packet::PacketReader;
+use super::packet::{self, PacketReader};
 use crate::wire::ident::read_ident;
 use crate::wire::kexinit::KexInit;
 
@@ -26,14 +25,14 @@ pub fn sealed_packets(data: &[u8]) {
     let cipher = &ciphers::CIPHERS[pick as usize % ciphers::CIPHERS.len()];
     let mac = (!cipher.is_aead() && cipher.name != "none")
         .then(|| ciphers::MACS[(pick as usize / 16) % ciphers::MACS.len()]);
-    let keys = DirectionKeys {
+    let keys = ciphers::DirectionKeys {
         cipher: cipher.name,
         mac: mac.map(|m| m.name),
-        iv: vec![7; 64],
-        key: vec![9; 64],
-        mac_key: vec![3; 64],
+        iv: &[7; 64],
+        key: &[9; 64],
+        mac_key: &[3; 64],
     };
-    let Ok(opener) = crypt::opener(&keys) else {
+    let Ok(opener) = packet::opener(&keys) else {
         return;
     };
     let mut r = PacketReader::new(rest);
@@ -130,7 +129,8 @@ pub fn auth_server(data: &[u8]) {
 /// A publickey USERAUTH_REQUEST: user, algorithm and key picked by the first bytes, the rest
 /// as the signature (or none).
 fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
-    use crate::wire::numbers as n;
+    use crate::wire::userauth::{Method, UserauthRequest};
+    use crate::wire::Message;
     let pick = |i: usize| chunk.get(i).copied().unwrap_or(0) as usize;
     let users = ["u", "root", "", "u\u{1b}[2J"];
     let algs = [
@@ -141,22 +141,16 @@ fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
         "none",
     ];
     let tail = chunk.get(3..).unwrap_or_default();
-    let mut w = crate::wire::Writer::new();
-    w.u8(n::USERAUTH_REQUEST)
-        .string(users[pick(0) % users.len()].as_bytes())
-        .string(b"ssh-connection")
-        .string(b"publickey")
-        .bool(pick(1) % 2 == 1)
-        .string(algs[pick(2) % algs.len()].as_bytes());
-    if pick(1) % 4 < 2 {
-        w.string(listed);
-    } else {
-        w.string(tail);
+    UserauthRequest {
+        user: users[pick(0) % users.len()].as_bytes(),
+        service: b"ssh-connection",
+        method: Method::PublicKey {
+            algorithm: algs[pick(2) % algs.len()].as_bytes(),
+            blob: if pick(1) % 4 < 2 { listed } else { tail },
+            signature: (pick(1) % 2 == 1).then_some(tail),
+        },
     }
-    if pick(1) % 2 == 1 {
-        w.string(tail);
-    }
-    w.into_bytes()
+    .encode()
 }
 
 /// Host key and signature blobs.

@@ -2,7 +2,6 @@
 //! exchange hash and key derivation (RFC 4253 §7.2), and strict KEX (OpenSSH PROTOCOL,
 //! the Terrapin countermeasure).
 
-use super::crypt::DirectionKeys;
 use super::error::{Error, Result};
 use crate::wire::kexinit::KexInit;
 use crate::wire::sanitize::PEER_TEXT_MAX;
@@ -52,12 +51,12 @@ impl Preferences {
         let ok_cipher = |c: &&str| ciphers::cipher(c).is_some_and(|s| s.grade == Grade::Ok);
         let ok_mac = |m: &&str| ciphers::mac(m).is_some_and(|s| s.grade == Grade::Ok);
         Self {
-            ciphers: super::crypt::supported_ciphers()
+            ciphers: supported_ciphers()
                 .into_iter()
                 .filter(ok_cipher)
                 .map(String::from)
                 .collect(),
-            macs: super::crypt::supported_macs()
+            macs: supported_macs()
                 .into_iter()
                 .filter(ok_mac)
                 .map(String::from)
@@ -66,31 +65,42 @@ impl Preferences {
     }
 
     pub fn from_catalog(allow_legacy: bool) -> Self {
-        let ciphers = super::crypt::supported_ciphers()
+        let ciphers = supported_ciphers()
             .into_iter()
             .filter(|c| allow_legacy || !ciphers::cipher(c).is_some_and(|s| s.legacy))
             .map(String::from)
             .collect();
-        let macs = super::crypt::supported_macs()
-            .into_iter()
-            .map(String::from)
-            .collect();
+        let macs = supported_macs().into_iter().map(String::from).collect();
         Self { ciphers, macs }
     }
 }
 
+/// Every cipher of the catalog: each has an implementation in every build (a backend the
+/// build lacks falls back to the other), in the catalog's preference order.
+fn supported_ciphers() -> Vec<&'static str> {
+    ciphers::CIPHERS.iter().map(|c| c.name).collect()
+}
+
+fn supported_macs() -> Vec<&'static str> {
+    ciphers::MACS.iter().map(|m| m.name).collect()
+}
+
+/// Lists that replace our defaults in a KEXINIT (tests and the bench narrow them).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Offer<'a> {
+    /// Key exchange methods instead of all of `KEX_METHODS`.
+    pub kex: Option<&'a [String]>,
+    /// Host key algorithms a client offers instead of all it can verify.
+    pub host_keys: Option<&'a [String]>,
+}
+
 /// Builds our KEXINIT. `initial` adds the strict-KEX marker, which is only meaningful in
 /// the first exchange.
-pub fn our_kexinit(
-    prefs: &Preferences,
-    opts: &super::conn::Options,
-    is_server: bool,
-    initial: bool,
-) -> KexInit {
+pub fn our_kexinit(prefs: &Preferences, offer: Offer, is_server: bool, initial: bool) -> KexInit {
     let mut cookie = [0u8; 16];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut cookie);
-    let mut kex: Vec<String> = match &opts.kex {
-        Some(k) => k.clone(),
+    let mut kex: Vec<String> = match offer.kex {
+        Some(k) => k.to_vec(),
         None => KEX_METHODS.iter().map(|k| k.to_string()).collect(),
     };
     if initial {
@@ -106,9 +116,9 @@ pub fn our_kexinit(
     KexInit {
         cookie,
         kex,
-        host_key: match (&opts.host_keys, is_server) {
+        host_key: match (offer.host_keys, is_server) {
             (_, true) => vec![super::hostkey::ED25519.to_string()],
-            (Some(h), false) => h.clone(),
+            (Some(h), false) => h.to_vec(),
             (None, false) => super::hostkey::VERIFIABLE
                 .iter()
                 .map(|k| k.to_string())
@@ -336,18 +346,51 @@ pub fn derive(
     out
 }
 
+/// The derived key bytes of one direction, owned (RFC 4253 §7.2: IV, encryption key and
+/// integrity key), which `ciphers::DirectionKeys` borrows to build the packet keys. Kept
+/// apart because the derivation outlives the borrow only here, and never printed.
+#[derive(Clone)]
+pub struct KeyMaterial {
+    pub cipher: &'static str,
+    pub mac: Option<&'static str>,
+    pub iv: Vec<u8>,
+    pub key: Vec<u8>,
+    pub mac_key: Vec<u8>,
+}
+
+impl KeyMaterial {
+    pub fn keys(&self) -> ciphers::DirectionKeys<'_> {
+        ciphers::DirectionKeys {
+            cipher: self.cipher,
+            mac: self.mac,
+            key: &self.key,
+            iv: &self.iv,
+            mac_key: &self.mac_key,
+        }
+    }
+}
+
+impl std::fmt::Debug for KeyMaterial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeyMaterial")
+            .field("cipher", &self.cipher)
+            .field("mac", &self.mac)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Keys for both directions: (client-to-server, server-to-client).
 pub fn derive_keys(
     neg: &Negotiated,
     shared: &[u8],
     h: &[u8],
     session_id: &[u8],
-) -> Result<(DirectionKeys, DirectionKeys)> {
+) -> Result<(KeyMaterial, KeyMaterial)> {
     let alg = kex_hash(&neg.kex);
     let dir = |cipher: &'static str, mac: Option<&'static str>, letters: [u8; 3]| {
         let spec = catalog_cipher(cipher)?;
         let mac_len = mac.and_then(ciphers::mac).map_or(0, |m| m.key_len);
-        Ok::<_, Error>(DirectionKeys {
+        Ok::<_, Error>(KeyMaterial {
             cipher,
             mac,
             iv: derive(alg, shared, h, letters[0], session_id, spec.iv_len),
@@ -445,9 +488,8 @@ mod tests {
             ciphers: vec!["none".into()],
             macs: vec![],
         };
-        let o = super::super::conn::Options::default();
-        let mut c = our_kexinit(&prefs, &o, false, true);
-        let s = our_kexinit(&prefs, &o, true, true);
+        let mut c = our_kexinit(&prefs, Offer::default(), false, true);
+        let s = our_kexinit(&prefs, Offer::default(), true, true);
         c.ciphers_c2s = vec!["aes128-ctr".into(), "none".into()];
         let n = negotiate(&c, &s, true).unwrap();
         assert_eq!(n.cipher_c2s, "none");

@@ -6,7 +6,6 @@ pub mod auth;
 pub mod channel;
 pub mod client;
 pub mod conn;
-pub mod crypt;
 pub mod dh;
 pub mod error;
 #[doc(hidden)]

@@ -1,14 +1,12 @@
-//! Binary packet framing (RFC 4253 §6): lengths, padding, sequence numbers and the counters
-//! that drive rekeying. Encryption itself is delegated to a `Sealer`/`Opener`.
+//! The binary packet stream (RFC 4253 §6) of one connection: sequence numbers, the counters
+//! that drive rekeying, buffering, and the CBC discard rule. What a packet looks like —
+//! lengths, padding, encryption, MAC — is the `ciphers` crate's alone: before the first
+//! NEWKEYS its cleartext keys, afterwards the negotiated ones, so every packet of a
+//! connection is framed by the same code.
 
-use super::crypt::{Opener, Plain, Sealer};
 use super::error::{Error, Result};
-use rand::{RngCore, SeedableRng};
+use ciphers::{OpeningKey, SealingKey, HEADER_LEN, MAX_PACKET_LEN};
 use std::io::{self, Read, Write};
-
-/// Largest packet we accept. RFC 4253 §6.1 requires 35000; OpenSSH accepts up to 256 KiB and
-/// our own peers may use large packets for speed.
-pub const MAX_PACKET_LEN: usize = ciphers::MAX_PACKET_LEN;
 
 /// How much the reader asks the socket for at once.
 const READ_CHUNK: usize = 256 * 1024;
@@ -21,12 +19,45 @@ pub struct Counters {
     pub blocks: u64,
 }
 
+impl Counters {
+    fn add(&mut self, wire: usize, block_len: usize) {
+        self.packets += 1;
+        self.bytes += wire as u64;
+        self.blocks += (wire / block_len.max(8)) as u64;
+    }
+}
+
+/// Keys for one direction as the key exchange derived them, ready for packets; a
+/// negotiated algorithm this build cannot run is a protocol error, not a crash.
+pub fn sealer(keys: &ciphers::DirectionKeys) -> Result<SealingKey> {
+    SealingKey::new(keys, None).map_err(|e| unsupported(&e))
+}
+
+/// See [`sealer`].
+pub fn opener(keys: &ciphers::DirectionKeys) -> Result<OpeningKey> {
+    OpeningKey::new(keys, None).map_err(|e| unsupported(&e))
+}
+
+fn unsupported(e: &ciphers::Error) -> Error {
+    Error::protocol(format!("{e} negotiated but not available in this build"))
+}
+
+/// A packet the peer got wrong, in the transport's terms.
+fn packet_error(e: ciphers::Error) -> Error {
+    match e {
+        ciphers::Error::Integrity => Error::Mac,
+        ciphers::Error::BadLength(n) => Error::Packet(format!("invalid packet length {n}")),
+        ciphers::Error::BadPadding(why) => Error::Packet(format!("bad padding: {why}")),
+        other => Error::protocol(other.to_string()),
+    }
+}
+
 pub struct PacketReader<R> {
     r: R,
     buf: Vec<u8>,
     start: usize,
     end: usize,
-    opener: Box<dyn Opener>,
+    opener: OpeningKey,
     pub seq: u32,
     pub since_kex: Counters,
     /// Range of the last payload inside `buf`.
@@ -40,7 +71,7 @@ impl<R: Read> PacketReader<R> {
             buf: vec![0; READ_CHUNK + MAX_PACKET_LEN + 512],
             start: 0,
             end: 0,
-            opener: Box::new(Plain),
+            opener: OpeningKey::cleartext(),
             seq: 0,
             since_kex: Counters::default(),
             cur: (0, 0),
@@ -54,7 +85,7 @@ impl<R: Read> PacketReader<R> {
         self.end = bytes.len();
     }
 
-    pub fn set_opener(&mut self, o: Box<dyn Opener>) {
+    pub fn set_opener(&mut self, o: OpeningKey) {
         self.opener = o;
         self.since_kex = Counters::default();
     }
@@ -85,20 +116,20 @@ impl<R: Read> PacketReader<R> {
     /// Reads, decrypts and checks one packet; the payload is then at `payload()`.
     pub fn read_next(&mut self) -> Result<()> {
         let seq = self.seq;
-        let first = self.opener.first_len();
+        let first = self.opener.length_bytes();
         self.fill(first)?;
         let s = self.start;
-        let wire = match self.opener.wire_len(seq, &mut self.buf[s..s + first]) {
+        let wire = match self.opener.decrypt_length(seq, &mut self.buf[s..s + first]) {
             Ok(w) if (first..=MAX_PACKET_LEN + 256).contains(&w) => w,
             Ok(w) => return Err(self.discard(Error::Packet(format!("invalid packet size {w}")))),
-            Err(e) => return Err(self.discard(e)),
+            Err(e) => return Err(self.discard(packet_error(e))),
         };
         self.fill(wire)?;
         // fill() may have moved the buffered bytes to the front.
         let s = self.start;
         let range = match self.opener.open(seq, &mut self.buf[s..s + wire]) {
             Ok(r) => r,
-            Err(e) => return Err(self.discard(e)),
+            Err(e) => return Err(self.discard(packet_error(e))),
         };
         self.cur = (s + range.start, s + range.end);
         self.start = s + wire;
@@ -108,15 +139,11 @@ impl<R: Read> PacketReader<R> {
             // `cur` still points into the buffer, which is not overwritten until the next read.
         }
         self.seq = seq.wrapping_add(1);
-        self.since_kex.packets += 1;
-        self.since_kex.bytes += wire as u64;
-        self.since_kex.blocks += (wire / self.opener.block_len().max(8)) as u64;
+        self.since_kex.add(wire, self.opener.framing().block_len);
         Ok(())
     }
 
-    /// The length oracle of Albrecht, Paterson and Watson (2009): with CBC and
-    /// encrypt-and-MAC, failing at once on a bad length but only after reading a plausible
-    /// one tells the attacker bits of the first decrypted block. So, like OpenSSH's
+    /// The length oracle (see [`OpeningKey::discards_on_error`]): like OpenSSH's
     /// `packet_discard`, read `MAX_PACKET_LEN` bytes from the start of the bad packet either
     /// way (or until the peer stops) before reporting `e`. The connection is dead afterwards.
     fn discard(&mut self, e: Error) -> Error {
@@ -150,28 +177,23 @@ impl<R: Read> PacketReader<R> {
 pub struct PacketWriter<W> {
     w: W,
     buf: Vec<u8>,
-    sealer: Box<dyn Sealer>,
+    sealer: SealingKey,
     pub seq: u32,
     pub since_kex: Counters,
-    rng: rand::rngs::SmallRng,
 }
-
-/// Space for `uint32 length || byte padding_length` before the payload.
-pub const HEADER: usize = 5;
 
 impl<W: Write> PacketWriter<W> {
     pub fn new(w: W) -> Self {
         Self {
             w,
             buf: Vec::with_capacity(MAX_PACKET_LEN + 64),
-            sealer: Box::new(Plain),
+            sealer: SealingKey::cleartext(),
             seq: 0,
             since_kex: Counters::default(),
-            rng: rand::rngs::SmallRng::from_entropy(),
         }
     }
 
-    pub fn set_sealer(&mut self, s: Box<dyn Sealer>) {
+    pub fn set_sealer(&mut self, s: SealingKey) {
         self.sealer = s;
         self.since_kex = Counters::default();
     }
@@ -180,27 +202,20 @@ impl<W: Write> PacketWriter<W> {
     /// `send`. Writing the payload in place saves a copy of bulk data.
     pub fn begin(&mut self) -> &mut Vec<u8> {
         self.buf.clear();
-        self.buf.resize(HEADER, 0);
+        self.buf.resize(HEADER_LEN, 0);
         &mut self.buf
     }
 
     pub fn send(&mut self) -> Result<()> {
-        let payload_len = self.buf.len() - HEADER;
-        let padding = self.sealer.padding_len(payload_len);
-        let len = 1 + payload_len + padding;
-        self.buf[..4].copy_from_slice(&(len as u32).to_be_bytes());
-        self.buf[4] = padding as u8;
-        let start = self.buf.len();
-        self.buf.resize(start + padding, 0);
-        self.rng.fill_bytes(&mut self.buf[start..]);
-        let tag = self.sealer.tag_len();
-        self.buf.resize(4 + len + tag, 0);
-        self.sealer.seal(self.seq, &mut self.buf)?;
+        self.sealer.frame(&mut self.buf, 0).map_err(packet_error)?;
+        self.sealer
+            .seal_in_place(self.seq, &mut self.buf)
+            .map_err(packet_error)?;
         self.w.write_all(&self.buf)?;
         self.seq = self.seq.wrapping_add(1);
-        self.since_kex.packets += 1;
-        self.since_kex.bytes += (4 + len) as u64;
-        self.since_kex.blocks += ((4 + len) / self.sealer.block_len().max(8)) as u64;
+        let framing = self.sealer.framing();
+        self.since_kex
+            .add(self.buf.len() - framing.tag_len, framing.block_len);
         Ok(())
     }
 
@@ -259,7 +274,7 @@ mod tests {
 #[cfg(test)]
 mod regression {
     use super::*;
-    use crate::transport::crypt::{self, DirectionKeys};
+    use ciphers::DirectionKeys;
 
     /// A peer that delivers a few bytes per read, as a network does, counting what was read.
     struct Trickle {
@@ -276,20 +291,24 @@ mod regression {
         }
     }
 
-    fn keys(cipher: &'static str, mac: &'static str, mac_key: u8) -> DirectionKeys {
+    fn keys(
+        cipher: &'static str,
+        mac: &'static str,
+        mac_key: &'static [u8],
+    ) -> DirectionKeys<'static> {
         DirectionKeys {
             cipher,
             mac: Some(mac),
-            iv: vec![7; 64],
-            key: vec![9; 64],
-            mac_key: vec![mac_key; 64],
+            iv: &[7; 64],
+            key: &[9; 64],
+            mac_key,
         }
     }
 
     /// Bytes read before a bad packet is reported.
     fn read_before_error(keys: &DirectionKeys, wire: Vec<u8>) -> usize {
         let mut r = PacketReader::new(Trickle { data: wire, pos: 0 });
-        r.set_opener(crypt::opener(keys).unwrap());
+        r.set_opener(opener(keys).unwrap());
         assert!(r.read_next().is_err());
         r.get_ref().pos
     }
@@ -298,7 +317,7 @@ mod regression {
     fn bad_mac_packet(cipher: &'static str, mac: &'static str) -> Vec<u8> {
         let mut out = Vec::new();
         let mut w = PacketWriter::new(&mut out);
-        w.set_sealer(crypt::sealer(&keys(cipher, mac, 4)).unwrap());
+        w.set_sealer(sealer(&keys(cipher, mac, &[4; 64])).unwrap());
         w.send_payload(&[94; 1000]).unwrap();
         out
     }
@@ -310,32 +329,40 @@ mod regression {
         let (cbc, mac) = ("aes128-cbc", "hmac-sha2-256");
         let mut garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
         assert_eq!(
-            read_before_error(&keys(cbc, mac, 3), garbage.clone()),
+            read_before_error(&keys(cbc, mac, &[3; 64]), garbage.clone()),
             MAX_PACKET_LEN
         );
         let mut bad_mac = bad_mac_packet(cbc, mac);
         bad_mac.append(&mut garbage);
         assert_eq!(
-            read_before_error(&keys(cbc, mac, 3), bad_mac),
+            read_before_error(&keys(cbc, mac, &[3; 64]), bad_mac),
             MAX_PACKET_LEN
         );
         // A peer that hangs up during the discard ends it.
-        assert_eq!(read_before_error(&keys(cbc, mac, 3), vec![0x5a; 100]), 100);
+        assert_eq!(
+            read_before_error(&keys(cbc, mac, &[3; 64]), vec![0x5a; 100]),
+            100
+        );
     }
 
     /// Where the length is authenticated or not CBC there is no oracle: fail at once.
     #[test]
     fn other_framings_fail_at_once() {
         let garbage = vec![0x5a; 2 * MAX_PACKET_LEN];
-        assert!(read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), garbage.clone()) <= 16);
+        assert!(
+            read_before_error(
+                &keys("aes128-ctr", "hmac-sha2-256", &[3; 64]),
+                garbage.clone()
+            ) <= 16
+        );
         let etm = "hmac-sha2-256-etm@openssh.com";
-        assert!(read_before_error(&keys("aes128-cbc", etm, 3), garbage) <= 16);
+        assert!(read_before_error(&keys("aes128-cbc", etm, &[3; 64]), garbage) <= 16);
         let bad_mac = bad_mac_packet("aes128-ctr", "hmac-sha2-256");
         let len = bad_mac.len();
         let mut wire = bad_mac;
         wire.extend_from_slice(&[0; 4096]);
         assert_eq!(
-            read_before_error(&keys("aes128-ctr", "hmac-sha2-256", 3), wire),
+            read_before_error(&keys("aes128-ctr", "hmac-sha2-256", &[3; 64]), wire),
             len
         );
     }

@@ -1,5 +1,7 @@
 //! Encoding of SSH data types (RFC 4251 §5): a bounds-checked reader that never panics on
-//! hostile input, and a writer.
+//! hostile input, a writer, and [`Message`], the one way a whole message is encoded and
+//! decoded (as rustls' `Codec`): a message is a struct whose layout is written once, so the
+//! sending and the receiving side cannot disagree and a round-trip test covers both.
 
 use thiserror::Error;
 
@@ -15,6 +17,8 @@ pub enum DecodeError {
     BadNameList,
     #[error("{0}")]
     Unexpected(&'static str),
+    #[error("not message {0}")]
+    WrongMessage(u8),
 }
 
 /// A cursor over a received message. Every read checks the remaining length first.
@@ -31,6 +35,13 @@ impl<'a> Reader<'a> {
 
     pub fn remaining(&self) -> usize {
         self.buf.len() - self.pos
+    }
+
+    /// Everything not read yet: the type-specific tail of a message (RFC 4254 §5.1, §5.4).
+    pub fn rest(&mut self) -> &'a [u8] {
+        let out = &self.buf[self.pos..];
+        self.pos = self.buf.len();
+        out
     }
 
     pub fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8], DecodeError> {
@@ -92,6 +103,48 @@ impl<'a> Reader<'a> {
             0 => Ok(()),
             n => Err(DecodeError::Trailing(n)),
         }
+    }
+}
+
+/// One SSH message: its number and the fields after it. Decoding a whole payload checks the
+/// number and refuses trailing bytes, so a parser cannot silently ignore data.
+pub trait Message<'a>: Sized {
+    /// The message number (RFC 4250 §4.1, `numbers`).
+    const NUMBER: u8;
+
+    /// Writes the fields after the message number.
+    fn write_body(&self, w: &mut Writer);
+
+    /// Reads the fields after the message number; [`decode`](Self::decode) checks the rest.
+    fn read_body(r: &mut Reader<'a>) -> Result<Self, DecodeError>;
+
+    /// The whole payload, message number first.
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode_into(&mut out);
+        out
+    }
+
+    /// Appends the payload to `out`: the transport builds packets in place this way, which
+    /// spares a copy of bulk data.
+    fn encode_into(&self, out: &mut Vec<u8>) {
+        let mut w = Writer {
+            buf: std::mem::take(out),
+        };
+        w.u8(Self::NUMBER);
+        self.write_body(&mut w);
+        *out = w.into_bytes();
+    }
+
+    /// Decodes a whole payload, message number included.
+    fn decode(payload: &'a [u8]) -> Result<Self, DecodeError> {
+        let mut r = Reader::new(payload);
+        if r.u8("message number")? != Self::NUMBER {
+            return Err(DecodeError::WrongMessage(Self::NUMBER));
+        }
+        let m = Self::read_body(&mut r)?;
+        r.finish()?;
+        Ok(m)
     }
 }
 

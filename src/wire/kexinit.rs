@@ -1,7 +1,7 @@
 //! SSH_MSG_KEXINIT (RFC 4253 §7.1): the algorithm lists a peer offers.
 
-use super::codec::{DecodeError, Reader, Writer};
-use super::msg;
+use super::codec::{DecodeError, Message, Reader, Writer};
+use super::numbers as msg;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -21,13 +21,10 @@ pub struct KexInit {
     pub first_kex_follows: bool,
 }
 
-impl KexInit {
-    /// Decodes a whole payload, including the message number.
-    pub fn decode(payload: &[u8]) -> Result<Self, DecodeError> {
-        let mut r = Reader::new(payload);
-        if r.u8("message number")? != msg::KEXINIT {
-            return Err(DecodeError::Unexpected("not a KEXINIT message"));
-        }
+impl Message<'_> for KexInit {
+    const NUMBER: u8 = msg::KEXINIT;
+
+    fn read_body(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let mut cookie = [0u8; 16];
         cookie.copy_from_slice(r.take(16, "cookie")?);
         let k = Self {
@@ -45,13 +42,11 @@ impl KexInit {
             first_kex_follows: r.bool("first_kex_packet_follows")?,
         };
         r.u32("reserved")?;
-        r.finish()?;
         Ok(k)
     }
 
-    pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer::new();
-        w.u8(msg::KEXINIT).raw(&self.cookie);
+    fn write_body(&self, w: &mut Writer) {
+        w.raw(&self.cookie);
         for list in [
             &self.kex,
             &self.host_key,
@@ -67,7 +62,19 @@ impl KexInit {
             w.name_list(list);
         }
         w.bool(self.first_kex_follows).u32(0);
-        w.into_bytes()
+    }
+}
+
+impl KexInit {
+    /// [`Message::decode`], callable without the trait in scope (the exchange hash needs the
+    /// peer's exact bytes, so callers keep the payload and decode it here).
+    pub fn decode(payload: &[u8]) -> Result<Self, DecodeError> {
+        <Self as Message>::decode(payload)
+    }
+
+    /// [`Message::encode`], callable without the trait in scope.
+    pub fn encode(&self) -> Vec<u8> {
+        <Self as Message>::encode(self)
     }
 
     /// Strict KEX (OpenSSH 9.6+, the Terrapin countermeasure), as advertised by a server.

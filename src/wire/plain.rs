@@ -1,20 +1,20 @@
-//! Reading unencrypted binary packets (RFC 4253 §6), as they flow before the first NEWKEYS.
+//! Unencrypted binary packets (RFC 4253 §6) read from and written to a plain stream, as they
+//! flow before the first NEWKEYS: for the probe, which never goes further, and for messages
+//! sent before a transport exists. The framing is the `ciphers` crate's cleartext key state,
+//! the same the native transport starts in, so lengths and padding follow one set of rules.
 
+use ciphers::{OpeningKey, SealingKey};
 use std::io::{self, Read, Write};
 use thiserror::Error;
-
-/// RFC 4253 §6.1 requires 35000; real peers stay below it before kex. Anything larger is
-/// treated as garbage rather than an allocation request.
-pub const MAX_PACKET_LEN: usize = 35_000;
 
 #[derive(Debug, Error)]
 pub enum PacketError {
     #[error("peer closed the connection")]
     Closed,
     #[error("invalid packet length {0} (not an SSH binary packet)")]
-    BadLength(u32),
-    #[error("invalid padding length {padding} for packet length {len}")]
-    BadPadding { padding: u8, len: u32 },
+    BadLength(usize),
+    #[error("invalid padding ({0})")]
+    BadPadding(&'static str),
     #[error("peer stopped answering (timeout)")]
     Timeout,
     #[error(transparent)]
@@ -31,35 +31,36 @@ impl From<io::Error> for PacketError {
     }
 }
 
-/// Reads one packet and returns its payload.
+/// Reads one packet and returns its payload. The length is checked (at most
+/// `ciphers::MAX_PACKET_LEN`, whole 8-byte blocks) before anything is allocated for it.
 pub fn read_packet<R: Read>(r: &mut R) -> Result<Vec<u8>, PacketError> {
-    let mut len = [0u8; 4];
-    r.read_exact(&mut len)?;
-    let len = u32::from_be_bytes(len);
-    if !(5..=MAX_PACKET_LEN as u32).contains(&len) {
-        return Err(PacketError::BadLength(len));
-    }
-    let mut body = vec![0u8; len as usize];
-    r.read_exact(&mut body)?;
-    let padding = body[0];
-    if padding as u32 + 1 > len || padding < 4 {
-        return Err(PacketError::BadPadding { padding, len });
-    }
-    Ok(body[1..len as usize - padding as usize].to_vec())
+    let mut key = OpeningKey::cleartext();
+    let mut wire = vec![0u8; key.length_bytes()];
+    r.read_exact(&mut wire)?;
+    let total = key.decrypt_length(0, &mut wire).map_err(framing_error)?;
+    let first = wire.len();
+    wire.resize(total, 0);
+    r.read_exact(&mut wire[first..])?;
+    let payload = key.open(0, &mut wire).map_err(framing_error)?;
+    wire.truncate(payload.end);
+    wire.drain(..payload.start);
+    Ok(wire)
 }
 
-/// Writes one unencrypted packet with the minimum valid padding for an 8-byte block.
-pub fn write_packet<W: Write>(w: &mut W, payload: &[u8]) -> io::Result<()> {
-    let mut padding = 8 - (4 + 1 + payload.len()) % 8;
-    if padding < 4 {
-        padding += 8;
+fn framing_error(e: ciphers::Error) -> PacketError {
+    match e {
+        ciphers::Error::BadLength(n) => PacketError::BadLength(n),
+        ciphers::Error::BadPadding(why) => PacketError::BadPadding(why),
+        other => PacketError::Io(io::Error::other(other)),
     }
-    let len = (1 + payload.len() + padding) as u32;
-    let mut out = Vec::with_capacity(4 + len as usize);
-    out.extend_from_slice(&len.to_be_bytes());
-    out.push(padding as u8);
-    out.extend_from_slice(payload);
-    out.resize(out.len() + padding, 0);
+}
+
+/// Writes one unencrypted packet, padded as every packet of the connection is.
+pub fn write_packet<W: Write>(w: &mut W, payload: &[u8]) -> io::Result<()> {
+    let mut out = Vec::with_capacity(payload.len() + 32);
+    SealingKey::cleartext()
+        .seal(0, payload, &mut out)
+        .map_err(io::Error::other)?;
     w.write_all(&out)
 }
 
@@ -82,8 +83,8 @@ mod tests {
             Err(PacketError::Closed)
         ));
         assert!(matches!(
-            read_packet(&mut &b"\x00\x00\x00\x08\x09aaaaaaa"[..]),
-            Err(PacketError::BadPadding { .. })
+            read_packet(&mut &b"\x00\x00\x00\x0c\x0daaaaaaaaaaa"[..]),
+            Err(PacketError::BadPadding(_))
         ));
     }
 }

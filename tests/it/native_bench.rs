@@ -122,7 +122,7 @@ fn kexinit_recorder() -> (
     u16,
     std::sync::mpsc::Receiver<sshtune::wire::kexinit::KexInit>,
 ) {
-    use sshtune::wire::{ident, kexinit::KexInit, msg, plain};
+    use sshtune::wire::{ident, kexinit::KexInit, numbers as msg, plain};
     use std::io::Write as _;
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
