@@ -61,14 +61,9 @@ fn say(t: &mut Transport, ch: &mut Channel, line: &str) -> Result<()> {
 
 /// Session thread CPU as `user,system` microseconds.
 fn thread_cpu() -> String {
-    use nix::sys::resource::{getrusage, UsageWho};
-    match getrusage(UsageWho::RUSAGE_THREAD) {
-        Ok(u) => {
-            let us = |tv: nix::sys::time::TimeVal| tv.tv_sec() as u64 * US + tv.tv_usec() as u64;
-            format!("{},{}", us(u.user_time()), us(u.system_time()))
-        }
-        Err(_) => String::new(),
-    }
+    crate::sysinfo::thread_cpu()
+        .map(|t| format!("{},{}", t.user.as_micros(), t.system.as_micros()))
+        .unwrap_or_default()
 }
 
 /// The aggregate /proc/stat line, scaled from clock ticks to microseconds.
