@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| sshtune::transport::fuzzing::auth_server(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| sshtune::serve::fuzzing::auth_server(data));

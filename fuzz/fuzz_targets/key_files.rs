@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| sshtune::transport::fuzzing::key_files(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| sshtune::serve::fuzzing::key_files(data));

@@ -17,7 +17,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         crate::outfile::check_writable(path)?;
     }
     let report = measure(&args)?;
-    let mut text = report::exporter(args.format).render(&report)?;
+    let mut text = report::render::bench(&report, args.format)?;
     // Evidence is prose: it joins human formats, and goes to stderr beside machine formats
     // so their stdout stays parseable.
     let human = matches!(args.format, Format::Table | Format::Markdown);

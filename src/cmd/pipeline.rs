@@ -2,7 +2,8 @@
 //! present; progress goes to stderr.
 
 use crate::cli::PipelineArgs;
-use crate::pipeline::{render, run, Options};
+use crate::pipeline::{run, Options};
+use crate::report::render;
 use anyhow::{bail, Context, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
@@ -17,7 +18,7 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         }
     };
     let report = run::measure(&options(&args), &say)?;
-    let text = render::render(&report, args.format)?;
+    let text = render::pipeline(&report, args.format)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?

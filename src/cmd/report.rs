@@ -39,16 +39,14 @@ fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
         return crate::report::fleet::render(&fleet, args.format);
     }
     if let [(_, one)] = reports {
-        return match one {
-            Loaded::Bench(r) => crate::report::exporter(args.format).render(r),
-            Loaded::Speed(r) => crate::speed::export::exporter(args.format).render(r),
-            Loaded::Storage(r) => crate::storage::render::render(r, args.format),
-            Loaded::Pipeline(r) => crate::pipeline::render::render(r, args.format),
-            Loaded::FleetError(e) => Err(UsageError(format!(
+        return match (crate::report::render::loaded(one, args.format), one) {
+            (Some(text), _) => text,
+            (None, Loaded::FleetError(e)) => Err(UsageError(format!(
                 "{} records a failed run of {}, not a report to render",
                 reports[0].0, e.host
             ))
             .into()),
+            (None, _) => unreachable!("every report kind renders"),
         };
     }
     let kind = reports[0].1.kind();

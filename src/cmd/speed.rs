@@ -2,7 +2,6 @@
 
 use crate::cli::{CryptoChoice, SpeedArgs, SpeedRows};
 use crate::process;
-use crate::speed::export;
 use crate::speed::measure;
 use crate::speed::model::{self, RowKind, Settings, SpeedReport, SpeedRow, Stats};
 use crate::speed::reference::{self, Primitive, References};
@@ -21,7 +20,7 @@ pub fn run(args: SpeedArgs) -> Result<()> {
     }
     process::install_signal_handlers()?;
     let report = measure(&args)?;
-    let text = export::exporter(args.format).render(&report)?;
+    let text = crate::report::render::speed(&report, args.format)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?

@@ -3,10 +3,11 @@
 
 use crate::cli::StorageArgs;
 use crate::process;
+use crate::report::render;
 use crate::storage::model::{StorageReport, SCHEMA};
 use crate::storage::plan::{self, Overrides, Preset};
 use crate::storage::run::{self, Backing, Progress, RunOptions};
-use crate::storage::{caps::Capabilities, device, dmcrypt, kspeed, render, stale};
+use crate::storage::{caps::Capabilities, device, dmcrypt, kspeed, stale};
 use anyhow::{bail, Context, Result};
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -157,7 +158,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
         stale_cleanup,
         warnings,
     };
-    let text = render::render(&report, args.format)?;
+    let text = render::storage(&report, args.format)?;
     match &args.output {
         Some(p) => std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?,
         None => print!("{text}"),

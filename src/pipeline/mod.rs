@@ -17,7 +17,6 @@ pub mod model;
 pub mod options;
 pub mod preflight;
 pub mod remote;
-pub mod render;
 pub mod resources;
 pub mod rsync;
 pub mod run;

@@ -9,7 +9,11 @@ pub mod html;
 mod json;
 pub mod load;
 mod markdown;
+pub mod pipeline;
 pub mod ranking;
+pub mod render;
+pub mod speed;
+pub mod storage;
 mod table;
 
 use crate::bench::model::{BenchReport, Direction, ResultRow};

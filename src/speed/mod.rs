@@ -3,7 +3,6 @@
 //! Measuring (`measure`, `subject`, `reference`) is kept apart from presenting (`export`):
 //! every format renders the same `SpeedReport`.
 
-pub mod export;
 pub mod measure;
 pub mod model;
 pub mod reference;

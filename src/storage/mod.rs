@@ -13,7 +13,6 @@ pub mod kspeed;
 pub mod load;
 pub mod model;
 pub mod plan;
-pub mod render;
 pub mod run;
 pub mod seqio;
 pub mod stale;

@@ -58,101 +58,6 @@ pub fn ident(data: &[u8]) {
     let _ = read_ident(&mut &data[..]);
 }
 
-/// authorized_keys and known_hosts text. Besides not panicking, a line whose first
-/// non-blank character is `#` must never yield a key.
-pub fn key_files(data: &[u8]) {
-    let text = String::from_utf8_lossy(data);
-    let keys = crate::serve::authorized::AuthorizedKeys::parse(&text);
-    for e in keys.entries() {
-        let line = text.lines().nth(e.line - 1).unwrap_or_default();
-        assert!(
-            !line.trim_start_matches([' ', '\t']).starts_with('#'),
-            "commented line {} yielded a key",
-            e.line
-        );
-    }
-    let now = 1_700_000_000;
-    for peer in [None, Some(std::net::Ipv4Addr::LOCALHOST.into())] {
-        for e in keys.entries() {
-            let _ = keys.decide(&e.blob, peer, now);
-        }
-    }
-    let _ = super::known_hosts::status([&*text], "[example.org]:2222", data);
-}
-
-/// The server side of user authentication, fed the client's messages as a script: the
-/// bytes are split into USERAUTH_REQUEST payloads (u16 length each) and answered as serve
-/// would, against a fixed authorized_keys with options. Never panics; never grants a login
-/// without a valid signature from the one listed key.
-pub fn auth_server(data: &[u8]) {
-    use crate::serve::authorized::{Access, AuthorizedKeys};
-    use crate::serve::gate::Gate;
-    use std::sync::OnceLock;
-    static ACCESS: OnceLock<(Access, Vec<u8>)> = OnceLock::new();
-    let (access, blob) = ACCESS.get_or_init(|| {
-        let key = super::hostkey::Ed25519Key::from_seed([7; 32]).expect("fixed seed");
-        let text = format!(
-            "# {k}\nfrom=\"127.0.0.0/8,!10.*\",command=\"sink\" {k} a\ncert-authority {k}\n{k}\n",
-            k = key.public_openssh()
-        );
-        let access = Access {
-            keys: AuthorizedKeys::parse(&text),
-            users: vec!["u".into()],
-        };
-        (access, key.public_blob())
-    });
-    let gate = Gate {
-        access,
-        peer: Some(std::net::Ipv4Addr::LOCALHOST.into()),
-        verbose: false,
-    };
-    let mut rest = data;
-    while rest.len() >= 2 {
-        let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;
-        let body = &rest[2..];
-        let (chunk, after) = body.split_at(len.min(body.len()));
-        rest = after;
-        // An odd length asks for a well-formed request around the chunk, so the key lookup,
-        // PK_OK and signature checks are reached, not only the decoder.
-        let msg = if len % 2 == 1 {
-            shaped_request(chunk, blob)
-        } else {
-            chunk.to_vec()
-        };
-        if let Ok(Some(login)) = super::auth::fuzz_request(b"session id", &msg, &gate) {
-            assert_eq!(login.user, "u", "login for a user not on the list");
-            assert!(msg.windows(blob.len()).any(|w| w == blob.as_slice()));
-        }
-    }
-}
-
-/// A publickey USERAUTH_REQUEST: user, algorithm and key picked by the first bytes, the rest
-/// as the signature (or none).
-fn shaped_request(chunk: &[u8], listed: &[u8]) -> Vec<u8> {
-    use crate::wire::userauth::{Method, UserauthRequest};
-    use crate::wire::Message;
-    let pick = |i: usize| chunk.get(i).copied().unwrap_or(0) as usize;
-    let users = ["u", "root", "", "u\u{1b}[2J"];
-    let algs = [
-        super::sig::ED25519,
-        super::sig::ECDSA_P256,
-        super::sig::RSA_SHA256,
-        super::sig::SSH_RSA,
-        "none",
-    ];
-    let tail = chunk.get(3..).unwrap_or_default();
-    UserauthRequest {
-        user: users[pick(0) % users.len()].as_bytes(),
-        service: b"ssh-connection",
-        method: Method::PublicKey {
-            algorithm: algs[pick(2) % algs.len()].as_bytes(),
-            blob: if pick(1) % 4 < 2 { listed } else { tail },
-            signature: (pick(1) % 2 == 1).then_some(tail),
-        },
-    }
-    .encode()
-}
-
 /// Host key and signature blobs.
 pub fn signatures(data: &[u8]) {
     let mid = data.len() / 2;
@@ -174,9 +79,7 @@ mod tests {
             sealed_packets(&data);
             kexinit(&data);
             ident(&data);
-            key_files(&data);
             signatures(&data);
-            auth_server(&data);
         }
 
         #[test]

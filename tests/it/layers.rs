@@ -8,42 +8,15 @@ use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// References the table forbids that the code still has, each removed by another branch of
-/// the issue-13 refactoring: (from file, to file). Each is ignored until then; an entry whose
-/// reference is gone fails the test, so the list only shrinks. Empty it as those branches land.
-const KNOWN_REFERENCES: &[(&str, &str)] = &[
-    // The CLI is a leaf: the pipeline fills in clap's `BenchArgs` to run bench through
-    // `cmd::bench` (engine branch: the domain takes small options structs).
-    ("src/pipeline/run.rs", "src/cli.rs"),
-    ("src/pipeline/stages.rs", "src/cli.rs"),
-    ("src/pipeline/stages.rs", "src/cmd/bench.rs"),
-    // Not named in issue 13: the ceiling's remote half reads the sink's protocol words from the
-    // `tcp-sink` subcommand; they belong below both (engine scope).
-    ("src/bench/ceiling/methods.rs", "src/cmd/tcp_sink.rs"),
-    // Not named in issue 13: the fuzzing entry points for authorized_keys and the gate live in
-    // transport/ but test serve/ code; serve/fuzzing.rs is their place (framing scope).
-    ("src/transport/fuzzing.rs", "src/serve/authorized.rs"),
-    ("src/transport/fuzzing.rs", "src/serve/gate.rs"),
-];
+/// References the table forbids that the code still has, while a refactoring removes them:
+/// (from file, to file). Each is ignored until then; an entry whose reference is gone fails the
+/// test, so the list only shrinks. Empty since the issue-13 refactoring landed; keep it so.
+const KNOWN_REFERENCES: &[(&str, &str)] = &[];
 
-/// Import cycles the code still has, each broken by another branch of the issue-13
-/// refactoring: the files of one strongly connected component, sorted. An entry that no
-/// longer is exactly a component fails the test. Empty it as those branches land.
-const KNOWN_CYCLES: &[&[&str]] = &[
-    // One bench run over one engine (engine branch: cmd/bench_native.rs disappears).
-    &["src/cmd/bench.rs", "src/cmd/bench_native.rs"],
-    // builtins ↔ server, and authorized → server for the list of built-ins (framing branch).
-    &[
-        "src/serve/authorized.rs",
-        "src/serve/builtins.rs",
-        "src/serve/gate.rs",
-        "src/serve/server.rs",
-    ],
-    // kex takes conn's `Options` (framing branch).
-    &["src/transport/conn.rs", "src/transport/kex.rs"],
-    // Framing in one place (framing branch).
-    &["src/transport/crypt.rs", "src/transport/packet.rs"],
-];
+/// Import cycles the code still has while a refactoring breaks them: the files of one strongly
+/// connected component, sorted. An entry that no longer is exactly a component fails the test.
+/// Empty since the issue-13 refactoring landed; keep it so.
+const KNOWN_CYCLES: &[&[&str]] = &[];
 
 /// One `crate::`/`super::`/`self::` path as written: where, and its segments.
 struct Reference {

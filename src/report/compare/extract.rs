@@ -39,7 +39,7 @@ pub fn rows(r: &Loaded) -> Vec<(Vec<String>, Option<Figure>)> {
                 (
                     vec![
                         x.kind.to_string(),
-                        crate::speed::export::what(x),
+                        crate::report::speed::what(x),
                         x.backend.clone(),
                     ],
                     x.stats

@@ -5,7 +5,7 @@
 use super::svg::{self, Bar, Group, Line, Stack};
 use super::{esc, list, page};
 use crate::pipeline::model::PipelineReport;
-use crate::pipeline::render::{share, STAGES};
+use crate::report::pipeline::{share, STAGES};
 
 pub fn pipeline(report: &PipelineReport) -> String {
     let mut body = format!(

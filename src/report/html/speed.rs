@@ -3,7 +3,7 @@
 
 use super::svg::{self, Bar, Group};
 use super::{esc, grade_class, list, page};
-use crate::speed::export::{backend_cell, footer, what};
+use crate::report::speed::{backend_cell, footer, what};
 use crate::speed::model::{RowKind, SpeedReport};
 
 pub fn speed(report: &SpeedReport) -> String {

@@ -4,9 +4,9 @@
 
 use super::svg;
 use super::{esc, list, page};
+use crate::report::storage::capabilities;
 use crate::storage::model::{CellResult, StorageReport};
 use crate::storage::plan::Layer;
-use crate::storage::render::capabilities;
 
 pub fn storage(report: &StorageReport) -> String {
     let mut body =

@@ -1,20 +1,9 @@
 //! Presentation of a storage report: tables in the seed's shape (one per layer, an `acc`
 //! column, MiB/s with % of the unencrypted baseline), Markdown, CSV and JSON.
 
-use super::model::{CellResult, MatrixResult, StorageReport, TestResult};
-use super::plan::{Layer, Test};
-use crate::report::Format;
+use crate::storage::model::{CellResult, MatrixResult, StorageReport, TestResult};
+use crate::storage::plan::{Layer, Test};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-
-pub fn render(r: &StorageReport, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(r)? + "\n",
-        Format::Csv => csv(r)?,
-        Format::Table => text(r, false),
-        Format::Markdown => text(r, true),
-        Format::Html => crate::report::html::storage(r),
-    })
-}
 
 fn yes(b: bool) -> &'static str {
     if b {
@@ -87,7 +76,8 @@ fn table(md: bool) -> Table {
     t
 }
 
-fn text(r: &StorageReport, md: bool) -> String {
+/// The table (or Markdown) a person reads.
+pub(crate) fn text(r: &StorageReport, md: bool) -> String {
     let mut out = format!("sshtune storage ({})\n", r.schema);
     if md {
         out.push('\n');
@@ -162,8 +152,8 @@ fn matrix(m: &MatrixResult, md: bool) -> String {
         m.repeat,
         m.load_threads,
         match m.format {
-            super::dmcrypt::VolumeFormat::Plain => "plain (no header)",
-            super::dmcrypt::VolumeFormat::Luks2 => "LUKS2",
+            crate::storage::dmcrypt::VolumeFormat::Plain => "plain (no header)",
+            crate::storage::dmcrypt::VolumeFormat::Luks2 => "LUKS2",
         }
     );
     out.push_str("MiB/s (median); in brackets: % of the same test without encryption.\n\n");
@@ -230,7 +220,7 @@ fn matrix(m: &MatrixResult, md: bool) -> String {
     out
 }
 
-fn csv(r: &StorageReport) -> anyhow::Result<String> {
+pub(crate) fn csv(r: &StorageReport) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     w.write_record([
         "layer",

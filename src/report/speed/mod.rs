@@ -6,29 +6,22 @@ mod json;
 mod markdown;
 mod table;
 
-use super::model::{SpeedReport, SpeedRow};
 use crate::report::Format;
+use crate::speed::model::{SpeedReport, SpeedRow};
 
 pub trait Exporter {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String>;
 }
 
-pub fn exporter(format: Format) -> Box<dyn Exporter> {
-    match format {
+/// The exporter of each text format; HTML is `report::html::speed`, chosen in `report::render`.
+pub(crate) fn text_exporter(format: Format) -> Option<Box<dyn Exporter>> {
+    Some(match format {
         Format::Table => Box::new(table::Table),
         Format::Json => Box::new(json::Json),
         Format::Csv => Box::new(csv::Csv),
         Format::Markdown => Box::new(markdown::Markdown),
-        Format::Html => Box::new(Html),
-    }
-}
-
-struct Html;
-
-impl Exporter for Html {
-    fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
-        Ok(crate::report::html::speed(report))
-    }
+        Format::Html => return None,
+    })
 }
 
 /// `cipher`, `mac` or `cipher + mac`.

@@ -1,8 +1,7 @@
 //! Presentation of a pipeline report: table, JSON, CSV, Markdown. Nothing is computed here
 //! that the report does not already hold.
 
-use super::model::{CpuShare, PipelineReport, Row, StageCeiling};
-use crate::report::Format;
+use crate::pipeline::model::{CpuShare, PipelineReport, Row, StageCeiling};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
 /// Columns of the CPU breakdown: (header, side, groups summed).
@@ -42,16 +41,6 @@ fn ceiling_cell(c: Option<&StageCeiling>) -> String {
             _ => "n/a".into(),
         },
     }
-}
-
-pub fn render(report: &PipelineReport, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Json => serde_json::to_string_pretty(report)? + "\n",
-        Format::Table => table(report),
-        Format::Csv => csv(report)?,
-        Format::Markdown => markdown(report),
-        Format::Html => crate::report::html::pipeline(report),
-    })
 }
 
 fn ssh_for<'a>(report: &'a PipelineReport, cipher: &str) -> Option<&'a StageCeiling> {
@@ -140,7 +129,7 @@ fn summary(report: &PipelineReport) -> Vec<String> {
     out
 }
 
-fn table(report: &PipelineReport) -> String {
+pub(crate) fn table(report: &PipelineReport) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
@@ -156,7 +145,7 @@ fn table(report: &PipelineReport) -> String {
     s
 }
 
-fn markdown(report: &PipelineReport) -> String {
+pub(crate) fn markdown(report: &PipelineReport) -> String {
     let h = header();
     let mut s = format!(
         "## rsync over SSH to {}\n\n| {} |\n|{}\n",
@@ -174,7 +163,7 @@ fn markdown(report: &PipelineReport) -> String {
     s
 }
 
-fn csv(report: &PipelineReport) -> anyhow::Result<String> {
+pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
     let mut w = ::csv::Writer::from_writer(Vec::new());
     let mut h = vec![
         "cipher",
@@ -189,13 +178,13 @@ fn csv(report: &PipelineReport) -> anyhow::Result<String> {
     let groups: Vec<String> = ["client", "server"]
         .iter()
         .flat_map(|side| {
-            super::sampler::groups(if *side == "client" {
-                super::sampler::Side::Client
+            crate::pipeline::sampler::groups(if *side == "client" {
+                crate::pipeline::sampler::Side::Client
             } else {
-                super::sampler::Side::Server
+                crate::pipeline::sampler::Side::Server
             })
             .iter()
-            .chain(super::sampler::TOTALS)
+            .chain(crate::pipeline::sampler::TOTALS)
             .map(move |g| format!("{side}_{g}_pct"))
         })
         .collect();

@@ -1,0 +1,53 @@
+//! The one place a saved or fresh report becomes text: which exporter each kind of report uses
+//! for each format. Commands and `sshtune report` come here, so a format added once works for
+//! every command.
+
+use super::load::Loaded;
+use super::{html, pipeline, speed, storage, Format};
+use crate::bench::model::BenchReport;
+use crate::pipeline::model::PipelineReport;
+use crate::speed::model::SpeedReport;
+use crate::storage::model::StorageReport;
+use anyhow::Result;
+
+pub fn bench(r: &BenchReport, format: Format) -> Result<String> {
+    super::exporter(format).render(r)
+}
+
+pub fn speed(r: &SpeedReport, format: Format) -> Result<String> {
+    match speed::text_exporter(format) {
+        Some(e) => e.render(r),
+        None => Ok(html::speed(r)),
+    }
+}
+
+pub fn storage(r: &StorageReport, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(r)? + "\n",
+        Format::Csv => storage::csv(r)?,
+        Format::Table => storage::text(r, false),
+        Format::Markdown => storage::text(r, true),
+        Format::Html => html::storage(r),
+    })
+}
+
+pub fn pipeline(r: &PipelineReport, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => serde_json::to_string_pretty(r)? + "\n",
+        Format::Table => pipeline::table(r),
+        Format::Csv => pipeline::csv(r)?,
+        Format::Markdown => pipeline::markdown(r),
+        Format::Html => html::pipeline(r),
+    })
+}
+
+/// Any loaded report; `None` for a fleet error record, which only a fleet table shows.
+pub fn loaded(doc: &Loaded, format: Format) -> Option<Result<String>> {
+    Some(match doc {
+        Loaded::Bench(r) => bench(r, format),
+        Loaded::Speed(r) => speed(r, format),
+        Loaded::Storage(r) => storage(r, format),
+        Loaded::Pipeline(r) => pipeline(r, format),
+        Loaded::FleetError(_) => return None,
+    })
+}
