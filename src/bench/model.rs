@@ -38,7 +38,7 @@ pub enum EngineKind {
 impl EngineKind {
     pub const ALL: [EngineKind; 2] = [EngineKind::Openssh, EngineKind::Native];
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             EngineKind::Openssh => "openssh",
             EngineKind::Native => "native",

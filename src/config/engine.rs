@@ -8,8 +8,10 @@
 use crate::bench::model::BenchReport;
 use anyhow::{bail, Result};
 
-pub const OPENSSH: &str = "openssh";
-pub const NATIVE: &str = "native";
+use crate::bench::EngineKind;
+
+pub const OPENSSH: &str = EngineKind::Openssh.as_str();
+pub const NATIVE: &str = EngineKind::Native.as_str();
 
 /// The rows the config is computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ pub mod speed;
 pub mod storage;
 mod table;
 
-use crate::bench::model::{BenchReport, Direction, ResultRow};
+use crate::bench::model::{BenchReport, Direction, EngineKind, ResultRow};
 use clap::ValueEnum;
 
 /// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
@@ -309,13 +309,14 @@ fn engine_ratios(results: &[ResultRow]) -> Vec<String> {
     };
     let mut parts = Vec::new();
     let mut seen = Vec::new();
-    for r in results.iter().filter(|r| r.engine == "native") {
+    let (native, openssh) = (EngineKind::Native.as_str(), EngineKind::Openssh.as_str());
+    for r in results.iter().filter(|r| r.engine == native) {
         if seen.contains(&(&r.cipher, &r.mac)) {
             continue;
         }
         seen.push((&r.cipher, &r.mac));
         let ratio = |d| {
-            Some(median("native", &r.cipher, &r.mac, d)? / median("openssh", &r.cipher, &r.mac, d)?)
+            Some(median(native, &r.cipher, &r.mac, d)? / median(openssh, &r.cipher, &r.mac, d)?)
         };
         let (up, down) = (ratio(Direction::Upload), ratio(Direction::Download));
         if up.is_none() && down.is_none() {
