@@ -65,16 +65,23 @@ fn rank_engine(results: &[ResultRow], engine: &str) -> Vec<Ranking> {
     out
 }
 
+/// A measured OpenSSH upload row with these samples: the fixture of the ranking tests here and
+/// of its printing in `report::ranking`.
+#[cfg(test)]
+pub(crate) fn test_row(cipher: &str, samples: &[f64]) -> ResultRow {
+    let mut r = ResultRow::failed("openssh", cipher, None, Direction::Upload, String::new());
+    r.error = None;
+    r.samples = samples.to_vec();
+    r.median_mib_s = stats::median(samples);
+    r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn row(cipher: &str, samples: &[f64]) -> ResultRow {
-        let mut r = ResultRow::failed("openssh", cipher, None, Direction::Upload, String::new());
-        r.error = None;
-        r.samples = samples.to_vec();
-        r.median_mib_s = stats::median(samples);
-        r
+        test_row(cipher, samples)
     }
 
     #[test]

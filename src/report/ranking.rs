@@ -51,16 +51,7 @@ pub fn lines(report: &BenchReport) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::model::{Direction, ResultRow};
-    use crate::bench::{ranking::rank, stats};
-
-    fn row(cipher: &str, samples: &[f64]) -> ResultRow {
-        let mut r = ResultRow::failed("openssh", cipher, None, Direction::Upload, String::new());
-        r.error = None;
-        r.samples = samples.to_vec();
-        r.median_mib_s = stats::median(samples);
-        r
-    }
+    use crate::bench::ranking::{rank, test_row as row};
 
     #[test]
     fn rankings_print_as_a_short_list_per_direction() {
