@@ -13,24 +13,27 @@ use crate::bench::model::{BenchReport, Direction, EngineKind, TransportOverhead}
 use crate::bench::ResultRow;
 use anyhow::{anyhow, Result};
 
-/// CPU seconds of sealing per cipher and MAC: short, since the packet loop is steady after the
-/// warm-up, and bench has already spent seconds per row.
-pub const SEAL_CPU_S: f64 = 0.2;
+/// CPU seconds of sealing per cipher and MAC, in `SEAL_SAMPLES` samples whose median counts:
+/// short, since the packet loop is steady after the warm-up and bench has already spent
+/// seconds per row, but split in three because one sample on a busy machine varied by a third.
+pub const SEAL_CPU_S: f64 = 0.3;
+const SEAL_SAMPLES: u32 = 3;
 
 /// MiB sealed per CPU-second with the backend the transport itself picks (the catalog's
 /// default), in 32 KiB packets with framing, padding and tag, as `sshtune speed` seals them.
 pub fn seal_mib_per_cpu_s(cipher: &str, mac: Option<&str>) -> Result<f64> {
     let c = ciphers::cipher(cipher).ok_or_else(|| anyhow!("unknown cipher {cipher}"))?;
     let subject = match mac.filter(|_| !c.is_aead()) {
-        Some(m) => Subject::Pair(c, ciphers::mac(m).ok_or_else(|| anyhow!("unknown MAC {m}"))?),
+        Some(m) => Subject::Pair(
+            c,
+            ciphers::mac(m).ok_or_else(|| anyhow!("unknown MAC {m}"))?,
+        ),
         None => Subject::Cipher(c),
     };
     let mut op = subject.op(c.default_backend)?;
-    let samples = measure::run(&mut op, SEAL_CPU_S, 1)?;
-    samples
-        .first()
-        .map(measure::Sample::mib_s)
-        .ok_or_else(|| anyhow!("no seal sample"))
+    let samples = measure::run(&mut op, SEAL_CPU_S / SEAL_SAMPLES as f64, SEAL_SAMPLES)?;
+    let rates: Vec<f64> = samples.iter().map(measure::Sample::mib_s).collect();
+    crate::bench::stats::median(&rates).ok_or_else(|| anyhow!("no seal sample"))
 }
 
 /// The row's overhead given the seal rate, when the row has a throughput and its client CPU.
@@ -47,6 +50,9 @@ pub fn of_row(row: &ResultRow, seal_mib_per_cpu_s: f64) -> Option<TransportOverh
     })
 }
 
+/// A row's cipher and MAC names.
+type PairKey = (String, Option<String>);
+
 /// Whether the row is one the ratio means something for (see the module doc).
 fn applies(row: &ResultRow) -> bool {
     row.engine == EngineKind::Native.as_str()
@@ -59,7 +65,8 @@ fn applies(row: &ResultRow) -> bool {
 /// one and says why in the returned warnings.
 pub fn annotate(report: &mut BenchReport) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut rates: Vec<((String, Option<String>), Option<f64>)> = Vec::new();
+    // The seal rate per (cipher, MAC), None when it could not be timed.
+    let mut rates: Vec<(PairKey, Option<f64>)> = Vec::new();
     for row in report.results.iter_mut().filter(|r| applies(r)) {
         let key = (row.cipher.clone(), row.mac.clone());
         let rate = match rates.iter().find(|(k, _)| *k == key) {
@@ -117,7 +124,12 @@ mod tests {
             row("native", "aes128-ctr", etm, Direction::Upload),
             row("native", "aes128-ctr", etm, Direction::Download),
             row("openssh", "aes128-ctr", etm, Direction::Upload),
-            row("native", "chacha20-poly1305@openssh.com", None, Direction::Upload),
+            row(
+                "native",
+                "chacha20-poly1305@openssh.com",
+                None,
+                Direction::Upload,
+            ),
         ];
         assert_eq!(annotate(&mut report), Vec::<String>::new());
         let has: Vec<bool> = report
