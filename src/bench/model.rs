@@ -294,7 +294,24 @@ pub struct ResultRow {
     /// verdict.
     #[serde(default)]
     pub verdict_rule: Option<String>,
+    /// Native uploads only: the sender's CPU per byte against sealing alone (`speed::overhead`).
+    /// Absent, not null, elsewhere, so reports without it read and print as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport_overhead: Option<TransportOverhead>,
     pub error: Option<String>,
+}
+
+/// How much CPU the sending process spent per byte beyond the cipher and MAC themselves.
+/// Both figures are MiB per CPU-second, so the ratio holds on a busy machine.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct TransportOverhead {
+    /// The sender: row median MiB/s ÷ its CPU share (`client_cpu_pct` / 100).
+    pub sender_mib_per_cpu_s: f64,
+    /// Sealing 32 KiB packets of the same cipher and MAC in-process, same run.
+    pub seal_mib_per_cpu_s: f64,
+    /// `seal_mib_per_cpu_s / sender_mib_per_cpu_s`: 1.0 means the transport costs nothing
+    /// beyond the crypto.
+    pub ratio: f64,
 }
 
 impl ResultRow {
@@ -322,6 +339,7 @@ impl ResultRow {
             verdict: None,
             verdict_reason: None,
             verdict_rule: None,
+            transport_overhead: None,
             error: Some(error),
         }
     }

@@ -237,6 +237,7 @@ pub fn summarise(
         verdict,
         verdict_reason: reason,
         verdict_rule: rule,
+        transport_overhead: None,
         error: None,
     }
 }

@@ -50,7 +50,10 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let opts = options(args);
     super::bench_names::check(&opts)?;
     let quiet = args.quiet;
-    suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))
+    let mut report = suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))?;
+    let said = crate::speed::overhead::annotate(&mut report);
+    report.warnings.extend(said);
+    Ok(report)
 }
 
 /// The engines `--engine` names (after its defaults), in the order they run.

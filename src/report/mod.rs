@@ -185,6 +185,12 @@ pub fn explain(report: &BenchReport) -> String {
             "      {}\n",
             cpu("server", r.server_cpu_pct, report.server.cpu_quota_cores)
         ));
+        if let Some(o) = &r.transport_overhead {
+            out.push_str(&format!(
+                "      transport overhead {:.2}×: sender {:.0} MiB per CPU-second, sealing alone {:.0}\n",
+                o.ratio, o.sender_mib_per_cpu_s, o.seal_mib_per_cpu_s
+            ));
+        }
         match (&report.ceiling, r.median_mib_s) {
             (Some(c), Some(m)) if c.mib_s > 0.0 => {
                 // The direction's own ceiling when it was measured; else the one figure.

@@ -5,5 +5,6 @@
 
 pub mod measure;
 pub mod model;
+pub mod overhead;
 pub mod reference;
 pub mod subject;

@@ -33,6 +33,12 @@ fn native_engine_embedded_rows_include_legacy() {
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         assert!(r["server_cpu_pct"].as_f64().is_some(), "{r}");
         assert!(r["client_cpu_pct"].as_f64().is_some(), "{r}");
+        // Native uploads carry the sender's CPU per byte against sealing alone; others none.
+        let overhead = r["transport_overhead"]["ratio"].as_f64();
+        match r["direction"].as_str() {
+            Some("upload") => assert!(overhead.is_some_and(|x| x > 0.0), "{r}"),
+            _ => assert!(r.get("transport_overhead").is_none(), "{r}"),
+        }
     }
     let grade = |c: &str| {
         rows.iter()
