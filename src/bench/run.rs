@@ -1,4 +1,6 @@
 //! The measurement loop: warm up and size each transfer, take the samples, summarise them.
+//! This is the thorough mode (a fixed count of samples of a fixed least length); the default
+//! mode, samples sized by stability and racing, is `adaptive`.
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::{Direction, ResultRow};
@@ -24,6 +26,12 @@ pub struct Sampling {
     pub fixed_size: Option<u64>,
     pub initial_size: u64,
     pub min_duration_s: f64,
+    /// The default mode's rules; None: the thorough mode (`repeat` samples of at least
+    /// `min_duration_s` each, after `warmup` transfers).
+    pub adaptive: Option<super::adaptive::Adaptive>,
+    /// The default mode stops sampling once the engine's loop has run this long (every row
+    /// still gets its first round).
+    pub max_time_s: Option<f64>,
 }
 
 /// What the verdict needs beyond the samples.
@@ -55,6 +63,9 @@ pub fn run(
     ctx: Context,
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
+    if let Some(a) = &sampling.adaptive {
+        return super::adaptive::run(exec, sampling, a, ctx, progress);
+    }
     progress.begin((sampling.pairs.len() * sampling.directions.len()) as u64);
     let mut rows = Vec::new();
     for (cipher, mac) in &sampling.pairs {
@@ -238,7 +249,20 @@ pub fn summarise(
         verdict_reason: reason,
         verdict_rule: rule,
         error: None,
+        sample_seconds: samples.iter().map(|s| s.seconds).collect(),
+        stopped: None,
     }
+}
+
+/// A progress that shows nothing, for the loops' unit tests.
+#[cfg(test)]
+pub struct Quiet;
+#[cfg(test)]
+impl Progress for Quiet {
+    fn begin(&self, _: u64) {}
+    fn status(&self, _: &str) {}
+    fn row_done(&self, _: &ResultRow) {}
+    fn finish(&self) {}
 }
 
 #[cfg(test)]
@@ -276,14 +300,6 @@ mod tests {
         }
     }
 
-    struct Quiet;
-    impl Progress for Quiet {
-        fn begin(&self, _: u64) {}
-        fn status(&self, _: &str) {}
-        fn row_done(&self, _: &ResultRow) {}
-        fn finish(&self) {}
-    }
-
     fn plan(fixed: Option<u64>) -> Sampling {
         Sampling {
             pairs: vec![
@@ -296,6 +312,8 @@ mod tests {
             fixed_size: fixed,
             initial_size: 8 * MIB,
             min_duration_s: 2.0,
+            adaptive: None,
+            max_time_s: None,
         }
     }
 

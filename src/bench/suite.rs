@@ -3,6 +3,7 @@
 //! first engine's server facts and ceiling lead the report; a later engine fills in what the
 //! first could not learn (the schema has one `server` and one `ceiling`, not one per engine).
 
+use super::adaptive::Adaptive;
 use super::ceiling::step;
 use super::engine_native::NativeEngine;
 use super::engine_openssh::OpenSshEngine;
@@ -16,6 +17,8 @@ use anyhow::Result;
 
 /// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
+/// The default mode's shortest sample, seconds.
+const START_S: f64 = 0.25;
 
 /// Starts the engine of `kind` against the options' target (or its private server).
 pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
@@ -30,6 +33,7 @@ pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
 pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<BenchReport> {
     process::install_signal_handlers()?;
     let started = chrono::Local::now().to_rfc3339();
+    let run_started = std::time::Instant::now();
     let client_quota = cgroup::quota_cores("self");
     let mut warnings: Vec<String> = Vec::new();
     let mut lead: Option<Facts> = None;
@@ -67,6 +71,11 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             fixed_size: opts.size,
             initial_size: opts.size.unwrap_or(INITIAL_SIZE),
             min_duration_s: opts.min_duration_s,
+            adaptive: adaptive(opts, engine.window()),
+            // One cap for the whole run, whatever the number of engines.
+            max_time_s: opts
+                .max_time_s
+                .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
         };
         let rows = run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?;
         results.extend(rows);
@@ -142,6 +151,20 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     })
 }
 
+/// The default mode's rules for one engine, or None for the thorough loop (asked for, or a
+/// fixed `--size`, which leaves nothing to size by stability). Samples start at a quarter
+/// second or four channel windows, whichever is more, and lengthen at most to the thorough
+/// length; contenders get up to two samples more than the thorough count.
+fn adaptive(opts: &Options, window: Option<u64>) -> Option<Adaptive> {
+    (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
+        start_s: START_S.min(opts.min_duration_s),
+        longest_s: opts.min_duration_s,
+        min_bytes: 4 * window.unwrap_or(super::window::OPENSSH_CHANNEL_WINDOW),
+        max_samples: opts.repeat.max(2) + 2,
+        race: true,
+    })
+}
+
 /// The lead engine's facts with the gaps a later engine could fill: the server's machine and
 /// CPU quota as that engine's login saw them.
 fn fill_in(mut lead: Facts, later: &Facts) -> Facts {
@@ -165,6 +188,15 @@ pub fn settings(opts: &Options) -> Settings {
         min_duration_s: opts.min_duration_s,
         native_packet_bytes: native.then(|| opts.native_packet_size()),
         native_window_bytes: native.then(|| opts.native_window()),
+        mode: Some(
+            if adaptive(opts, None).is_some() {
+                "adaptive"
+            } else {
+                "thorough"
+            }
+            .into(),
+        ),
+        max_time_s: opts.max_time_s,
     }
 }
 
