@@ -344,9 +344,9 @@ fn first_round(
 /// with agreeing samples (`decided`), every row of a group once only its leader is left, and
 /// rows that had every sample they are due.
 fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
-    for i in 0..rows.len() {
-        if !rows[i].done && rows[i].samples.len() as u32 >= a.max_samples {
-            rows[i].done = true;
+    for r in rows.iter_mut() {
+        if !r.done && r.samples.len() as u32 >= a.max_samples {
+            r.done = true;
         }
     }
     if !a.race {
@@ -437,7 +437,6 @@ mod tests {
             fixed_size: None,
             initial_size: 4 * MIB,
             min_duration_s: 2.0,
-            adaptive: None,
             max_time_s: None,
         }
     }

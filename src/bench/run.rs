@@ -1,6 +1,7 @@
 //! The measurement loop: warm up and size each transfer, take the samples, summarise them.
 //! This is the thorough mode (a fixed count of samples of a fixed least length); the default
-//! mode, samples sized by stability and racing, is `adaptive`.
+//! mode, samples sized by stability and racing, is `adaptive`, which reuses its sizing and
+//! summary.
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::{Direction, ResultRow};
@@ -26,9 +27,6 @@ pub struct Sampling {
     pub fixed_size: Option<u64>,
     pub initial_size: u64,
     pub min_duration_s: f64,
-    /// The default mode's rules; None: the thorough mode (`repeat` samples of at least
-    /// `min_duration_s` each, after `warmup` transfers).
-    pub adaptive: Option<super::adaptive::Adaptive>,
     /// The default mode stops sampling once the engine's loop has run this long (every row
     /// still gets its first round).
     pub max_time_s: Option<f64>,
@@ -63,9 +61,6 @@ pub fn run(
     ctx: Context,
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
-    if let Some(a) = &sampling.adaptive {
-        return super::adaptive::run(exec, sampling, a, ctx, progress);
-    }
     progress.begin((sampling.pairs.len() * sampling.directions.len()) as u64);
     let mut rows = Vec::new();
     for (cipher, mac) in &sampling.pairs {
@@ -312,7 +307,6 @@ mod tests {
             fixed_size: fixed,
             initial_size: 8 * MIB,
             min_duration_s: 2.0,
-            adaptive: None,
             max_time_s: None,
         }
     }

@@ -73,21 +73,21 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             fixed_size: opts.size,
             initial_size: opts.size.unwrap_or(INITIAL_SIZE),
             min_duration_s: opts.min_duration_s,
-            adaptive: adaptive(
-                opts,
-                engine.window(),
-                facts.tick_cpu,
-                match (client_quota, facts.server.cpu_quota_cores) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                },
-            ),
             // One cap for the whole run, whatever the number of engines.
             max_time_s: opts
                 .max_time_s
                 .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
         };
-        let rows = run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?;
+        let quota = match (client_quota, facts.server.cpu_quota_cores) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let rows = match adaptive(opts, engine.window(), facts.tick_cpu, quota) {
+            Some(a) => {
+                super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
+            }
+            None => run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?,
+        };
         results.extend(rows);
         windows.push((kind, engine.window()));
         for w in &facts.warnings {
