@@ -35,6 +35,45 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((n * mult as f64) as u64)
 }
 
+/// `30s`, `2m`, `1m30s`, `500ms`, `1h`, or a bare number of seconds: a duration in seconds.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
+    let t = s.trim().to_ascii_lowercase();
+    if let Ok(n) = t.parse::<f64>() {
+        return positive_seconds(n, s);
+    }
+    let mut total = 0.0;
+    let mut rest = t.as_str();
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("{s:?}: a number needs a unit (s, m, h, ms)"))?;
+        let n: f64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("not a duration: {s:?}"))?;
+        let unit_len = rest[digits..]
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len() - digits);
+        let scale = match &rest[digits..digits + unit_len] {
+            "ms" => 0.001,
+            "s" | "sec" => 1.0,
+            "m" | "min" => 60.0,
+            "h" => 3600.0,
+            u => return Err(format!("unknown duration unit {u:?} (use ms, s, m, h)")),
+        };
+        total += n * scale;
+        rest = &rest[digits + unit_len..];
+    }
+    positive_seconds(total, s)
+}
+
+fn positive_seconds(n: f64, s: &str) -> Result<f64, String> {
+    if n.is_finite() && n > 0.0 {
+        Ok(n)
+    } else {
+        Err(format!("duration must be positive: {s:?}"))
+    }
+}
+
 /// A throughput the user supplied, in MiB/s, with how it was read (goes into the report).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rate {
@@ -153,6 +192,18 @@ pub fn parse_ceiling(s: &str) -> Result<Rate, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(30.0));
+        assert_eq!(parse_duration("45"), Ok(45.0));
+        assert_eq!(parse_duration("1m30s"), Ok(90.0));
+        assert_eq!(parse_duration("500ms"), Ok(0.5));
+        assert_eq!(parse_duration("2M"), Ok(120.0));
+        assert!(parse_duration("0s").is_err());
+        assert!(parse_duration("10x").is_err());
+        assert!(parse_duration("s").is_err());
+    }
 
     fn mib(s: &str) -> f64 {
         parse_rate(s).unwrap().mib_s

@@ -4,6 +4,7 @@
 //! is kept apart from judgement (`stats`, `verdict`, `path`) and from presentation
 //! (`crate::report`).
 
+pub mod adaptive;
 pub mod ceiling;
 pub mod engine_native;
 pub mod engine_openssh;

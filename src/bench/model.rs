@@ -212,6 +212,13 @@ pub struct Settings {
     pub native_packet_bytes: Option<u32>,
     #[serde(default)]
     pub native_window_bytes: Option<u32>,
+    /// `adaptive` (samples sized by stability, racing) or `thorough` (`repeat` samples of at
+    /// least `min_duration_s` each); null in older reports, which were all thorough.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// The cap `--max-time` put on the run, seconds; null without one.
+    #[serde(default)]
+    pub max_time_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -299,6 +306,15 @@ pub struct ResultRow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transport_overhead: Option<TransportOverhead>,
     pub error: Option<String>,
+    /// Seconds each timed sample lasted, in the order of `samples` (empty in older reports).
+    /// Adaptive runs lengthen samples while they disagree, so lengths differ between rows.
+    #[serde(default)]
+    pub sample_seconds: Vec<f64>,
+    /// Why sampling of this row ended before its full count: `decided` (its place in the
+    /// ranking was already clear), `max-time` (the run's `--max-time` was spent); null when it
+    /// got every sample it was due.
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 /// How much CPU the sending process spent per byte beyond the cipher and MAC themselves.
@@ -341,6 +357,8 @@ impl ResultRow {
             verdict_rule: None,
             transport_overhead: None,
             error: Some(error),
+            sample_seconds: Vec::new(),
+            stopped: None,
         }
     }
 }

@@ -31,6 +31,12 @@ pub struct Options {
     /// Fixed bytes per transfer; None: grow until one lasts `min_duration_s`.
     pub size: Option<u64>,
     pub min_duration_s: f64,
+    /// Today's reference settings: `repeat` samples of at least `min_duration_s`, fixed
+    /// warm-up, every row sampled in full. Off (the default): samples start short and lengthen
+    /// only while they disagree, and rows below the leader stop early (`bench::adaptive`).
+    pub thorough: bool,
+    /// The default mode stops sampling contenders after this many seconds per engine.
+    pub max_time_s: Option<f64>,
     /// Native engine: largest data packet and channel window (None: the client's defaults).
     pub packet_size: Option<u32>,
     pub window: Option<u32>,
@@ -58,6 +64,8 @@ impl Options {
             warmup: 1,
             size: None,
             min_duration_s: 2.0,
+            thorough: false,
+            max_time_s: None,
             packet_size: None,
             window: None,
             known_hosts: None,

@@ -1,4 +1,7 @@
 //! The measurement loop: warm up and size each transfer, take the samples, summarise them.
+//! This is the thorough mode (a fixed count of samples of a fixed least length); the default
+//! mode, samples sized by stability and racing, is `adaptive`, which reuses its sizing and
+//! summary.
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::{Direction, ResultRow};
@@ -24,6 +27,9 @@ pub struct Sampling {
     pub fixed_size: Option<u64>,
     pub initial_size: u64,
     pub min_duration_s: f64,
+    /// The default mode stops sampling once the engine's loop has run this long (every row
+    /// still gets its first round).
+    pub max_time_s: Option<f64>,
 }
 
 /// What the verdict needs beyond the samples.
@@ -239,7 +245,20 @@ pub fn summarise(
         verdict_rule: rule,
         transport_overhead: None,
         error: None,
+        sample_seconds: samples.iter().map(|s| s.seconds).collect(),
+        stopped: None,
     }
+}
+
+/// A progress that shows nothing, for the loops' unit tests.
+#[cfg(test)]
+pub struct Quiet;
+#[cfg(test)]
+impl Progress for Quiet {
+    fn begin(&self, _: u64) {}
+    fn status(&self, _: &str) {}
+    fn row_done(&self, _: &ResultRow) {}
+    fn finish(&self) {}
 }
 
 #[cfg(test)]
@@ -277,14 +296,6 @@ mod tests {
         }
     }
 
-    struct Quiet;
-    impl Progress for Quiet {
-        fn begin(&self, _: u64) {}
-        fn status(&self, _: &str) {}
-        fn row_done(&self, _: &ResultRow) {}
-        fn finish(&self) {}
-    }
-
     fn plan(fixed: Option<u64>) -> Sampling {
         Sampling {
             pairs: vec![
@@ -297,6 +308,7 @@ mod tests {
             fixed_size: fixed,
             initial_size: 8 * MIB,
             min_duration_s: 2.0,
+            max_time_s: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! first engine's server facts and ceiling lead the report; a later engine fills in what the
 //! first could not learn (the schema has one `server` and one `ceiling`, not one per engine).
 
+use super::adaptive::Adaptive;
 use super::ceiling::step;
 use super::engine_native::NativeEngine;
 use super::engine_openssh::OpenSshEngine;
@@ -16,6 +17,10 @@ use anyhow::Result;
 
 /// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
+/// The default mode's shortest sample, seconds.
+const START_S: f64 = 0.25;
+/// The shortest sample when CPU figures count scheduler ticks (the warning's threshold).
+const TICK_CPU_START_S: f64 = 0.5;
 
 /// Starts the engine of `kind` against the options' target (or its private server).
 pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
@@ -30,6 +35,7 @@ pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
 pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<BenchReport> {
     process::install_signal_handlers()?;
     let started = chrono::Local::now().to_rfc3339();
+    let run_started = std::time::Instant::now();
     let client_quota = cgroup::quota_cores("self");
     let mut warnings: Vec<String> = Vec::new();
     let mut lead: Option<Facts> = None;
@@ -67,8 +73,21 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             fixed_size: opts.size,
             initial_size: opts.size.unwrap_or(INITIAL_SIZE),
             min_duration_s: opts.min_duration_s,
+            // One cap for the whole run, whatever the number of engines.
+            max_time_s: opts
+                .max_time_s
+                .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
         };
-        let rows = run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?;
+        let quota = match (client_quota, facts.server.cpu_quota_cores) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let rows = match adaptive(opts, engine.window(), facts.tick_cpu, quota) {
+            Some(a) => {
+                super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
+            }
+            None => run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?,
+        };
         results.extend(rows);
         windows.push((kind, engine.window()));
         for w in &facts.warnings {
@@ -142,6 +161,37 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     })
 }
 
+/// The default mode's rules for one engine, or None for the thorough loop (asked for, or a
+/// fixed `--size`, which leaves nothing to size by stability). Samples start at a quarter
+/// second or four channel windows, whichever is more, and lengthen at most to the thorough
+/// length; contenders get up to two samples more than the thorough count.
+///
+/// The start is longer where a short sample cannot be trusted whatever the rates say: CPU
+/// figures counted in 10 ms scheduler ticks (`tick_cpu`) need half a second to be within a few
+/// percent, and an end under a CPU quota runs in bursts of its 100 ms CFS period, so a sample
+/// spans at least as many periods as a quarter second does at a full core.
+fn adaptive(
+    opts: &Options,
+    window: Option<u64>,
+    tick_cpu: bool,
+    quota: Option<f64>,
+) -> Option<Adaptive> {
+    let mut start = START_S;
+    if tick_cpu {
+        start = start.max(TICK_CPU_START_S);
+    }
+    if let Some(q) = quota.filter(|q| *q > 0.0 && *q < 1.0) {
+        start = start.max(START_S / q);
+    }
+    (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
+        start_s: start.min(opts.min_duration_s),
+        longest_s: opts.min_duration_s,
+        min_bytes: 4 * window.unwrap_or(super::window::OPENSSH_CHANNEL_WINDOW),
+        max_samples: opts.repeat.max(2) + 2,
+        race: true,
+    })
+}
+
 /// The lead engine's facts with the gaps a later engine could fill: the server's machine and
 /// CPU quota as that engine's login saw them.
 fn fill_in(mut lead: Facts, later: &Facts) -> Facts {
@@ -165,6 +215,15 @@ pub fn settings(opts: &Options) -> Settings {
         min_duration_s: opts.min_duration_s,
         native_packet_bytes: native.then(|| opts.native_packet_size()),
         native_window_bytes: native.then(|| opts.native_window()),
+        mode: Some(
+            if adaptive(opts, None, false, None).is_some() {
+                "adaptive"
+            } else {
+                "thorough"
+            }
+            .into(),
+        ),
+        max_time_s: opts.max_time_s,
     }
 }
 
@@ -184,6 +243,30 @@ mod tests {
         assert_eq!(f.server.machine.cores, Some(4));
         assert_eq!(f.server.machine.kernel.as_deref(), Some("6.1"));
         assert_eq!(f.server.cpu_quota_cores, Some(0.5));
+    }
+
+    #[test]
+    fn the_default_mode_starts_longer_where_short_samples_mislead() {
+        let o = Options::new(None, vec![EngineKind::Openssh]);
+        let a = |tick, quota| adaptive(&o, Some(1 << 20), tick, quota).unwrap();
+        assert_eq!(a(false, None).start_s, START_S);
+        assert_eq!(a(false, None).min_bytes, 4 << 20);
+        assert_eq!(a(true, None).start_s, TICK_CPU_START_S);
+        assert!((a(false, Some(0.2)).start_s - 1.25).abs() < 1e-9);
+        assert_eq!(a(false, Some(0.05)).start_s, o.min_duration_s);
+        assert_eq!(a(true, Some(2.0)).start_s, TICK_CPU_START_S);
+        let thorough = Options {
+            thorough: true,
+            ..o.clone()
+        };
+        assert!(adaptive(&thorough, None, false, None).is_none());
+        let fixed = Options {
+            size: Some(1 << 20),
+            ..o.clone()
+        };
+        assert!(adaptive(&fixed, None, false, None).is_none());
+        assert_eq!(settings(&fixed).mode.as_deref(), Some("thorough"));
+        assert_eq!(settings(&o).mode.as_deref(), Some("adaptive"));
     }
 
     #[test]

@@ -74,8 +74,37 @@ impl Exporter for Table {
             out.push_str(&f);
             out.push('\n');
         }
+        if let Some(line) = stopped_note(report) {
+            out.push_str(&line);
+            out.push('\n');
+        }
         Ok(out)
     }
+}
+
+/// What the † on a figure means: sampling of that row stopped early, with how many samples
+/// and why (as the JSON's `samples` and `stopped` say).
+fn stopped_note(report: &BenchReport) -> Option<String> {
+    let mut kinds: Vec<(usize, &str, usize)> = Vec::new();
+    for r in report.results.iter() {
+        let Some(why) = r.stopped.as_deref() else {
+            continue;
+        };
+        match kinds
+            .iter_mut()
+            .find(|k| k.0 == r.samples.len() && k.1 == why)
+        {
+            Some(k) => k.2 += 1,
+            None => kinds.push((r.samples.len(), why, 1)),
+        }
+    }
+    (!kinds.is_empty()).then(|| {
+        let parts: Vec<String> = kinds
+            .iter()
+            .map(|(n, why, rows)| format!("samples: {n}, stopped: {why} ({rows} rows)"))
+            .collect();
+        format!("† stopped early: {}.", parts.join("; "))
+    })
 }
 
 /// `362.5 (331–379)`; one decimal for the spread below 100 MiB/s.
@@ -90,7 +119,10 @@ fn rate(r: Option<&ResultRow>) -> String {
     match r {
         None => "-".into(),
         Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
-            (Some(m), Some(lo), Some(hi)) => format!("{m:.1} ({}–{})", n(lo), n(hi)),
+            (Some(m), Some(lo), Some(hi)) => {
+                let mark = if r.stopped.is_some() { "†" } else { "" };
+                format!("{m:.1} ({}–{}){mark}", n(lo), n(hi))
+            }
             _ => "n/a".into(),
         },
     }

@@ -632,3 +632,49 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
     one_line_error(&o, "is a directory");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The default mode: samples sized by stability, rows raced. Every row keeps a median, a
+/// spread and the length of each sample; a row whose sampling ended early says why. 3des-cbc
+/// is an order of magnitude slower than aes128-gcm, so its place is decided after two samples.
+#[test]
+fn default_mode_records_sample_lengths_and_why_rows_stopped() {
+    let _lock = support::exclusive();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let o = output(bench_against(&server).args([
+        "--ciphers",
+        "aes128-gcm@openssh.com,3des-cbc",
+        "--direction",
+        "upload",
+        "--format",
+        "json",
+        "-q",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["settings"]["mode"], "adaptive");
+    for r in v["results"].as_array().unwrap() {
+        assert!(r["error"].is_null(), "{r}");
+        let n = r["samples"].as_array().unwrap().len();
+        assert!(n >= 2, "{r}");
+        let secs = r["sample_seconds"].as_array().unwrap();
+        assert_eq!(secs.len(), n, "{r}");
+        // OpenSSH's CPU figures count ticks: no sample shorter than half a second.
+        assert!(secs.iter().all(|s| s.as_f64().unwrap() >= 0.4), "{r}");
+        assert!(r["median_mib_s"].as_f64().is_some() && r["min_mib_s"].as_f64().is_some());
+        match r["stopped"].as_str() {
+            None => assert_eq!(n, 5, "only a row sampled in full says nothing: {r}"),
+            Some(why) => assert!(["decided", "max-time"].contains(&why), "{r}"),
+        }
+    }
+    let slow = v["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["cipher"] == "3des-cbc")
+        .unwrap();
+    assert_eq!(slow["stopped"], "decided", "{slow}");
+    assert_eq!(slow["samples"].as_array().unwrap().len(), 2, "{slow}");
+    // --thorough is the reference run; a time cap contradicts it.
+    let o = output(sshtune().args(["bench", "--thorough", "--max-time", "30s"]));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -1,0 +1,554 @@
+//! The default sampling: samples sized by stability, then racing.
+//!
+//! A fixed 2 s per sample spends most of a run on ciphers that are plainly slower than the
+//! leader. Here each row starts with short samples and lengthens them only while a sample and
+//! one twice as long disagree by more than the noise the run has seen: on a slow link or a
+//! starved CPU the channel window's ramp-up makes short samples slow, the longer one is then
+//! faster, and the rule keeps lengthening until it no longer is. After that first round a row
+//! whose whole sample range lies below the leader's (per engine and direction) and whose own
+//! samples agree is decided and sampled no more; the leader and the rows that overlap it get
+//! one more sample per round until the order is clear, their sample budget is used, or the
+//! run's time cap is spent. Every row keeps a median and a spread, and says why it stopped.
+
+use super::executor::{Executor, Job, Sample, TransferError};
+use super::model::{Direction, ResultRow};
+use super::run::{next_size, summarise, Context, Progress, Sampling, MAX_SIZE};
+use super::stats;
+use crate::process;
+use anyhow::Result;
+use std::time::Instant;
+
+/// Sizing rounds of the warm-up, as in the thorough loop.
+const MAX_SIZING_ROUNDS: u32 = 8;
+/// Below this relative difference two samples agree whatever noise the run has seen: finer
+/// than that, a rank between ciphers is not worth the time on any machine.
+pub const NOISE_FLOOR: f64 = 0.05;
+
+/// How the default mode sizes and races samples.
+#[derive(Debug, Clone, Copy)]
+pub struct Adaptive {
+    /// The shortest sample, seconds.
+    pub start_s: f64,
+    /// Samples are not lengthened past this (the thorough mode's length).
+    pub longest_s: f64,
+    /// The fewest bytes per sample: a few channel windows, so one window's round trip cannot
+    /// be the whole sample.
+    pub min_bytes: u64,
+    /// Samples a contender gets at most.
+    pub max_samples: u32,
+    /// Stop sampling rows already decided; off, every row gets `max_samples`.
+    pub race: bool,
+}
+
+/// When the run must stop measuring more than it needs, and how long it has taken so far.
+/// Time spent is the larger of the wall clock and the seconds of all transfers, so a
+/// scripted executor (whose transfers take no wall time) advances it too.
+pub struct Budget {
+    started: Instant,
+    transfer_s: f64,
+    max_s: Option<f64>,
+}
+
+impl Budget {
+    pub fn new(max_s: Option<f64>) -> Self {
+        Self {
+            started: Instant::now(),
+            transfer_s: 0.0,
+            max_s,
+        }
+    }
+
+    pub fn spent_s(&self) -> f64 {
+        self.started.elapsed().as_secs_f64().max(self.transfer_s)
+    }
+
+    pub fn exhausted(&self) -> bool {
+        self.max_s.is_some_and(|m| self.spent_s() >= m)
+    }
+
+    fn add(&mut self, s: &Sample) {
+        self.transfer_s += s.seconds;
+    }
+}
+
+/// The disagreement between consecutive samples of one length the run has seen so far.
+#[derive(Debug, Default)]
+pub struct Noise {
+    diffs: Vec<f64>,
+}
+
+impl Noise {
+    /// Two samples farther apart than this disagree.
+    pub fn threshold(&self) -> f64 {
+        stats::median(&self.diffs).unwrap_or(0.0).max(NOISE_FLOOR)
+    }
+
+    fn record(&mut self, d: f64) {
+        self.diffs.push(d);
+    }
+}
+
+/// Relative difference of two rates, against their mean.
+pub fn disagreement(a: f64, b: f64) -> f64 {
+    let mean = (a + b) / 2.0;
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    (a - b).abs() / mean
+}
+
+/// One row being measured.
+struct Row {
+    cipher: String,
+    mac: Option<String>,
+    direction: Direction,
+    size: u64,
+    samples: Vec<Sample>,
+    error: Option<String>,
+    stopped: Option<&'static str>,
+    /// No more samples: decided, budget used, or failed.
+    done: bool,
+}
+
+impl Row {
+    fn rates(&self) -> Vec<f64> {
+        self.samples.iter().map(Sample::mib_s).collect()
+    }
+}
+
+/// Runs the plan in the default mode. Errors that concern one cipher become rows.
+pub fn run(
+    exec: &mut dyn Executor,
+    sampling: &Sampling,
+    adaptive: &Adaptive,
+    ctx: Context,
+    progress: &dyn Progress,
+) -> Result<Vec<ResultRow>> {
+    let total = sampling.pairs.len() * sampling.directions.len();
+    progress.begin(total as u64);
+    let mut budget = Budget::new(sampling.max_time_s);
+    let mut noise = Noise::default();
+    let mut rows: Vec<Row> = Vec::new();
+    let mut failed: Vec<(usize, ResultRow)> = Vec::new();
+    // First round: every row gets its sample length and two samples.
+    for (cipher, mac) in &sampling.pairs {
+        let mut refused: Option<String> = None;
+        for &direction in &sampling.directions {
+            process::check_interrupted()?;
+            let index = rows.len() + failed.len();
+            if let Some(why) = &refused {
+                let r = ResultRow::failed(
+                    exec.engine(),
+                    cipher,
+                    mac.as_deref(),
+                    direction,
+                    why.clone(),
+                );
+                progress.row_done(&r);
+                failed.push((index, r));
+                continue;
+            }
+            let done = index as f64;
+            let eta = (done > 0.0).then(|| budget.spent_s() / done * (total as f64 - done));
+            progress.status(&status(cipher, direction, eta, &budget));
+            let first = first_round(
+                exec,
+                sampling,
+                adaptive,
+                &mut budget,
+                &mut noise,
+                cipher,
+                mac.as_deref(),
+                direction,
+            );
+            match first {
+                Ok((size, samples)) => rows.push(Row {
+                    cipher: cipher.clone(),
+                    mac: mac.clone(),
+                    direction,
+                    size,
+                    samples,
+                    error: None,
+                    stopped: None,
+                    done: false,
+                }),
+                Err(TransferError::Fatal(e)) => return Err(e),
+                Err(TransferError::Refused(why)) => {
+                    refused = Some(why.clone());
+                    let r =
+                        ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
+                    progress.row_done(&r);
+                    failed.push((index, r));
+                }
+                Err(TransferError::Failed(why)) => {
+                    let r =
+                        ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
+                    progress.row_done(&r);
+                    failed.push((index, r));
+                }
+            }
+        }
+    }
+    // Racing rounds: one more sample for every row whose place is not yet clear.
+    loop {
+        decide(&mut rows, adaptive, &noise);
+        let open: Vec<usize> = (0..rows.len()).filter(|&i| !rows[i].done).collect();
+        if open.is_empty() {
+            break;
+        }
+        if budget.exhausted() {
+            for i in open {
+                rows[i].done = true;
+                rows[i].stopped = Some("max-time");
+            }
+            break;
+        }
+        for i in open {
+            process::check_interrupted()?;
+            let r = &mut rows[i];
+            progress.status(&status(&r.cipher, r.direction, None, &budget));
+            let job = Job {
+                cipher: &r.cipher,
+                mac: r.mac.as_deref(),
+                direction: r.direction,
+                bytes: r.size,
+            };
+            match exec.transfer(&job) {
+                Ok(s) => {
+                    budget.add(&s);
+                    if let Some(last) = r.samples.last() {
+                        if last.bytes == s.bytes {
+                            noise.record(disagreement(last.mib_s(), s.mib_s()));
+                        }
+                    }
+                    r.samples.push(s);
+                }
+                Err(TransferError::Fatal(e)) => return Err(e),
+                Err(TransferError::Failed(why) | TransferError::Refused(why)) => {
+                    r.error = Some(format!("after {} samples: {why}", r.samples.len()));
+                    r.done = true;
+                }
+            }
+        }
+    }
+    // Rows back in the order they were planned, failed ones in their place.
+    let mut out: Vec<Option<ResultRow>> = vec![None; rows.len() + failed.len()];
+    for (i, r) in failed {
+        out[i] = Some(r);
+    }
+    let mut measured = rows.into_iter();
+    for slot in out.iter_mut().filter(|s| s.is_none()) {
+        let r = measured.next().expect("one measured row per free slot");
+        let mut row = summarise(
+            exec.engine(),
+            &r.cipher,
+            r.mac.as_deref(),
+            r.direction,
+            r.size,
+            &r.samples,
+            ctx,
+        );
+        row.stopped = r.stopped.map(String::from);
+        if r.error.is_some() {
+            row.error = r.error;
+            row.verdict = None;
+            row.verdict_reason = None;
+            row.verdict_rule = None;
+        }
+        progress.row_done(&row);
+        *slot = Some(row);
+    }
+    progress.finish();
+    Ok(out.into_iter().flatten().collect())
+}
+
+/// The progress line: what is measured and, once known, about how long the run has left
+/// (capped by `--max-time`).
+fn status(cipher: &str, direction: Direction, eta_s: Option<f64>, budget: &Budget) -> String {
+    let left = match (eta_s, budget.max_s) {
+        (Some(e), Some(m)) => Some(e.min((m - budget.spent_s()).max(0.0))),
+        (e, _) => e,
+    };
+    match left {
+        Some(s) => format!("{cipher} {direction} (~{s:.0} s left)"),
+        None => format!("{cipher} {direction}"),
+    }
+}
+
+/// Warm-up sized to the shortest sample, then samples lengthened while a sample and the next,
+/// longer one disagree. Returns the sample size reached and the two samples that agreed (or
+/// the two of the longest length).
+#[allow(clippy::too_many_arguments)]
+fn first_round(
+    exec: &mut dyn Executor,
+    sampling: &Sampling,
+    a: &Adaptive,
+    budget: &mut Budget,
+    noise: &mut Noise,
+    cipher: &str,
+    mac: Option<&str>,
+    direction: Direction,
+) -> Result<(u64, Vec<Sample>), TransferError> {
+    let mut take = |bytes: u64, budget: &mut Budget| {
+        let s = exec.transfer(&Job {
+            cipher,
+            mac,
+            direction,
+            bytes,
+        })?;
+        budget.add(&s);
+        Ok::<Sample, TransferError>(s)
+    };
+    let mut size = sampling.initial_size.max(a.min_bytes).clamp(1, MAX_SIZE);
+    let mut rounds = 0;
+    loop {
+        let s = take(size, budget)?;
+        rounds += 1;
+        let long_enough = s.seconds >= a.start_s;
+        if (long_enough && rounds >= sampling.warmup.max(1))
+            || rounds >= MAX_SIZING_ROUNDS
+            || size >= MAX_SIZE
+        {
+            break;
+        }
+        if !long_enough {
+            size = next_size(size, s.seconds, a.start_s);
+        }
+    }
+    let mut prev = take(size, budget)?;
+    loop {
+        let can_lengthen = prev.seconds < a.longest_s && size < MAX_SIZE && !budget.exhausted();
+        let next = if can_lengthen {
+            let factor = (a.longest_s / prev.seconds.max(1e-3)).min(2.0);
+            ((size as f64 * factor) as u64).max(size + 1).min(MAX_SIZE)
+        } else {
+            size
+        };
+        let s = take(next, budget)?;
+        let d = disagreement(prev.mib_s(), s.mib_s());
+        if next == size {
+            // Two samples of one length: what they disagree by is the noise.
+            noise.record(d);
+            return Ok((size, vec![prev, s]));
+        }
+        size = next;
+        if d <= noise.threshold() {
+            return Ok((size, vec![prev, s]));
+        }
+        // The longer sample differs: the shorter one was not representative; drop it.
+        prev = s;
+    }
+}
+
+/// Marks the rows whose sampling can end: below the leader of their engine and direction
+/// with agreeing samples (`decided`), every row of a group once only its leader is left, and
+/// rows that had every sample they are due.
+fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
+    for r in rows.iter_mut() {
+        if !r.done && r.samples.len() as u32 >= a.max_samples {
+            r.done = true;
+        }
+    }
+    if !a.race {
+        return;
+    }
+    let threshold = noise.threshold();
+    for direction in [Direction::Upload, Direction::Download] {
+        let group: Vec<usize> = (0..rows.len())
+            .filter(|&i| rows[i].direction == direction && rows[i].error.is_none())
+            .filter(|&i| !rows[i].samples.is_empty())
+            .collect();
+        let Some(&leader) = group.iter().max_by(|&&x, &&y| {
+            let m = |i: usize| stats::median(&rows[i].rates()).unwrap_or(0.0);
+            m(x).total_cmp(&m(y))
+        }) else {
+            continue;
+        };
+        let leader_min = stats::min(&rows[leader].rates()).unwrap_or(0.0);
+        for &i in &group {
+            if i == leader || rows[i].done {
+                continue;
+            }
+            let rates = rows[i].rates();
+            let below = stats::max(&rates).is_some_and(|m| m < leader_min);
+            let stable = stats::relative_spread(&rates).is_some_and(|s| s <= threshold);
+            if below && stable {
+                rows[i].done = true;
+                rows[i].stopped = Some("decided");
+            }
+        }
+        let others_open = group.iter().any(|&i| i != leader && !rows[i].done);
+        if !others_open && !rows[leader].done {
+            rows[leader].done = true;
+            rows[leader].stopped = Some("decided");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::run::Quiet;
+
+    const MIB: u64 = 1024 * 1024;
+
+    /// A scripted executor: each cipher has a true rate, and every transfer pays a fixed
+    /// ramp-up (seconds at no throughput) like a window opening on a slow link; `jitter`
+    /// alternates samples up and down by that fraction. It tests the rule, never a product
+    /// number.
+    struct Scripted {
+        rates: Vec<(&'static str, f64)>,
+        ramp_s: f64,
+        jitter: f64,
+        calls: Vec<(String, u64)>,
+    }
+
+    impl Executor for Scripted {
+        fn engine(&self) -> &'static str {
+            "scripted"
+        }
+        fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+            let rate = self
+                .rates
+                .iter()
+                .find(|(c, _)| *c == job.cipher)
+                .map(|(_, r)| *r)
+                .ok_or_else(|| TransferError::Refused("not offered".into()))?;
+            let sign = if self.calls.len() % 2 == 0 { 1.0 } else { -1.0 };
+            self.calls.push((job.cipher.to_string(), job.bytes));
+            let mib = job.bytes as f64 / MIB as f64;
+            Ok(Sample {
+                bytes: job.bytes,
+                seconds: (mib / rate + self.ramp_s) * (1.0 + sign * self.jitter),
+                client_cpu_s: None,
+                server_cpu_s: None,
+                server_busy_s: None,
+                server_quota_cores: None,
+            })
+        }
+    }
+
+    fn plan(ciphers: &[&str]) -> Sampling {
+        Sampling {
+            pairs: ciphers.iter().map(|c| (c.to_string(), None)).collect(),
+            directions: vec![Direction::Upload],
+            repeat: 3,
+            warmup: 1,
+            fixed_size: None,
+            initial_size: 4 * MIB,
+            min_duration_s: 2.0,
+            max_time_s: None,
+        }
+    }
+
+    fn adaptive() -> Adaptive {
+        Adaptive {
+            start_s: 0.25,
+            longest_s: 2.0,
+            min_bytes: 4 * MIB,
+            max_samples: 5,
+            race: true,
+        }
+    }
+
+    fn run_it(ex: &mut Scripted, sampling: &Sampling) -> Vec<ResultRow> {
+        run(ex, sampling, &adaptive(), Context::default(), &Quiet).unwrap()
+    }
+
+    #[test]
+    fn ramp_up_makes_the_rule_lengthen_samples() {
+        // 0.3 s of ramp-up: a 0.25 s sample shows well under half the true 100 MiB/s.
+        let mut ex = Scripted {
+            rates: vec![("slow-link", 100.0)],
+            ramp_s: 0.3,
+            jitter: 0.0,
+            calls: vec![],
+        };
+        let rows = run_it(&mut ex, &plan(&["slow-link"]));
+        let r = &rows[0];
+        assert!(
+            r.sample_seconds.iter().all(|&s| s > 1.0),
+            "samples stayed short: {:?}",
+            r.sample_seconds
+        );
+        let m = r.median_mib_s.unwrap();
+        assert!(m > 80.0, "median {m} still dominated by ramp-up");
+        // Without ramp-up the first pair agrees and samples stay short.
+        let mut ex = Scripted {
+            rates: vec![("fast", 100.0)],
+            ramp_s: 0.0,
+            jitter: 0.0,
+            calls: vec![],
+        };
+        let rows = run_it(&mut ex, &plan(&["fast"]));
+        assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
+    }
+
+    #[test]
+    fn a_row_below_the_leader_stops_after_two_samples() {
+        let mut ex = Scripted {
+            rates: vec![("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
+            ramp_s: 0.0,
+            jitter: 0.01,
+            calls: vec![],
+        };
+        let rows = run_it(&mut ex, &plan(&["lead", "slow", "close"]));
+        let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
+        assert_eq!(slow.samples.len(), 2);
+        assert_eq!(slow.stopped.as_deref(), Some("decided"));
+        assert!(slow.median_mib_s.is_some() && slow.min_mib_s.is_some());
+        // The two contenders overlap: sampled to the budget, not stopped early.
+        for c in ["lead", "close"] {
+            let r = rows.iter().find(|r| r.cipher == c).unwrap();
+            assert_eq!(r.samples.len(), 5, "{c}: {r:?}");
+            assert_eq!(r.stopped, None);
+        }
+        assert_eq!(
+            rows.iter().map(|r| r.cipher.as_str()).collect::<Vec<_>>(),
+            ["lead", "slow", "close"]
+        );
+    }
+
+    #[test]
+    fn max_time_stops_the_contenders() {
+        let mut ex = Scripted {
+            rates: vec![("a", 100.0), ("b", 99.0)],
+            ramp_s: 0.0,
+            jitter: 0.02,
+            calls: vec![],
+        };
+        let mut p = plan(&["a", "b", "gone"]);
+        p.max_time_s = Some(0.1);
+        let rows = run_it(&mut ex, &p);
+        for r in &rows[..2] {
+            assert_eq!(r.samples.len(), 2, "{r:?}");
+            assert_eq!(r.stopped.as_deref(), Some("max-time"));
+        }
+        assert!(rows[2].error.as_deref().unwrap().contains("not offered"));
+    }
+
+    #[test]
+    fn without_racing_every_row_gets_its_samples() {
+        let mut ex = Scripted {
+            rates: vec![("lead", 400.0), ("slow", 40.0)],
+            ramp_s: 0.0,
+            jitter: 0.0,
+            calls: vec![],
+        };
+        let a = Adaptive {
+            race: false,
+            ..adaptive()
+        };
+        let rows = run(
+            &mut ex,
+            &plan(&["lead", "slow"]),
+            &a,
+            Context::default(),
+            &Quiet,
+        )
+        .unwrap();
+        assert!(rows
+            .iter()
+            .all(|r| r.samples.len() == 5 && r.stopped.is_none()));
+    }
+}
