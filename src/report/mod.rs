@@ -9,6 +9,7 @@ pub mod html;
 mod json;
 pub mod load;
 mod markdown;
+pub mod outputs;
 pub mod pipeline;
 pub mod ranking;
 pub mod render;
@@ -23,7 +24,7 @@ use clap::ValueEnum;
 /// own width).
 pub const TABLE_WIDTH: u16 = 120;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum Format {
     Table,
     Json,
