@@ -16,6 +16,7 @@ pub mod render;
 pub mod speed;
 pub mod storage;
 mod table;
+pub mod terminal;
 
 use crate::bench::model::{BenchReport, Direction, ResultRow};
 use clap::ValueEnum;

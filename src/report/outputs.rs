@@ -66,11 +66,15 @@ impl Outputs {
     /// Renders each needed format once with `render` and writes every file, then stdout.
     pub fn write(&self, render: impl Fn(Format) -> Result<String>) -> Result<()> {
         let mut texts: HashMap<Format, String> = HashMap::new();
-        let needed = self.files.iter().map(|(_, f)| *f).chain(self.stdout);
-        for format in needed {
+        // A format stdout prints goes nowhere else (see `plan`), so every other one is
+        // rendered as for a file: no colours, the fixed width.
+        for &(_, format) in &self.files {
             if let std::collections::hash_map::Entry::Vacant(slot) = texts.entry(format) {
-                slot.insert(render(format)?);
+                slot.insert(super::terminal::for_file(|| render(format))?);
             }
+        }
+        if let Some(format) = self.stdout {
+            texts.insert(format, render(format)?);
         }
         for (path, format) in &self.files {
             std::fs::write(path, &texts[format])

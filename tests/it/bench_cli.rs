@@ -704,3 +704,37 @@ fn one_unwritable_output_among_several_fails_first_and_leaves_nothing() {
     assert!(!stderr(&o).contains("embedded"), "{}", stderr(&o));
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
+
+/// The bench's stdout through a pseudo-terminal (`script`, 160 columns wide), progress silenced.
+fn bench_on_a_terminal(no_color: Option<&str>) -> String {
+    let line = format!(
+        "stty cols 160; {} bench --size 8M --ciphers aes128-ctr --engine native --repeat 2 --no-ceiling -q",
+        env!("CARGO_BIN_EXE_sshtune")
+    );
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR");
+    if let Some(v) = no_color {
+        cmd.env("NO_COLOR", v);
+    }
+    let o = output(&mut cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn grades_are_coloured_only_on_a_terminal_without_no_color() {
+    let _lock = support::shared();
+    assert!(bench_on_a_terminal(None).contains("\x1b["));
+    let plain = bench_on_a_terminal(Some("1"));
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.contains("aes128-ctr"), "{plain}");
+    let o = output(
+        sshtune()
+            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
+            .args(["--engine", "native", "--repeat", "2", "--no-ceiling", "-q"])
+            .env_remove("NO_COLOR"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
+}

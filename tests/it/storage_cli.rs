@@ -228,3 +228,19 @@ fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
         .unwrap()
         .contains("Capabilities"));
 }
+
+#[test]
+fn the_table_fits_120_columns_without_colours_off_a_terminal() {
+    let _lock = support::shared();
+    let o = output(
+        sshtune()
+            .args(["storage", "--quick", "--no-speed", "--quiet"])
+            .env_remove("NO_COLOR"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'), "{out:?}");
+    for line in out.lines().filter(|l| l.starts_with(['│', '┌', '╞', '└'])) {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+}
