@@ -52,9 +52,8 @@ pub struct ReportArgs {
     pub files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the result to this file instead of stdout.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// Name of each run in a comparison, in the order of the files (default: what differs
     /// between them among host, kernel, CPU quota and date).
     #[arg(long)]
@@ -63,6 +62,47 @@ pub struct ReportArgs {
     /// line per host: best cipher, MiB/s, verdict, the config line it gets).
     #[arg(long)]
     pub compare: bool,
+}
+
+/// Where a report is written besides stdout: as many files as asked, so one long run gives
+/// JSON for scripts and a page for people without measuring twice.
+#[derive(Debug, Clone, Default, Args)]
+pub struct OutputArgs {
+    /// Also write the report to FILE (repeatable). Its format comes from the extension
+    /// (.json .csv .md .html .txt/.table); any other name takes --format. Stdout keeps
+    /// --format unless a file already receives it. Every FILE is checked writable before
+    /// anything is measured.
+    #[arg(long, value_name = "FILE")]
+    pub output: Vec<PathBuf>,
+    /// Write the report as JSON to FILE, whatever its name (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_json: Vec<PathBuf>,
+    /// Write the report as CSV to FILE (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_csv: Vec<PathBuf>,
+    /// Write the report as Markdown to FILE (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_markdown: Vec<PathBuf>,
+    /// Write the report as one self-contained HTML page to FILE (repeatable).
+    #[arg(long, value_name = "FILE")]
+    pub export_html: Vec<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Every requested file with its explicit format (`None`: from the extension).
+    pub fn requests(&self) -> Vec<(PathBuf, Option<Format>)> {
+        let mut all: Vec<(PathBuf, Option<Format>)> =
+            self.output.iter().map(|p| (p.clone(), None)).collect();
+        for (paths, f) in [
+            (&self.export_json, Format::Json),
+            (&self.export_csv, Format::Csv),
+            (&self.export_markdown, Format::Markdown),
+            (&self.export_html, Format::Html),
+        ] {
+            all.extend(paths.iter().map(|p| (p.clone(), Some(f))));
+        }
+        all
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -218,9 +258,8 @@ pub struct BenchArgs {
     pub no_ceiling: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// Print the evidence behind each verdict (CPU %, quota, ceiling, ratio).
     #[arg(long)]
     pub explain: bool,
@@ -433,9 +472,8 @@ pub struct SpeedArgs {
     pub no_reference: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -504,9 +542,8 @@ pub struct PipelineArgs {
     pub keep: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
@@ -570,9 +607,8 @@ pub struct StorageArgs {
     pub no_speed: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Write the report to this file instead of stdout.
-    #[arg(long)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,

@@ -14,6 +14,9 @@ pub const USAGE: u8 = 2;
 /// (or `--apply`'s result, rolled back), or `probe --fail-on` found an algorithm of that grade
 /// on the server.
 pub const POLICY: u8 = 3;
+/// An output file (`--output`, `--export-*`) cannot be written; found before anything was
+/// measured, so no run was lost.
+pub const OUTPUT: u8 = 4;
 /// Stopped by Ctrl-C (SIGINT) or SIGTERM, after cleaning up (128 + SIGINT, as shells report it).
 pub const INTERRUPTED: u8 = 130;
 
@@ -29,6 +32,10 @@ pub const STATUSES: &[(u8, &str)] = &[
         POLICY,
         "policy failure: sshd -t rejected `config --check`/`--apply`, or `probe --fail-on` \
          matched",
+    ),
+    (
+        OUTPUT,
+        "output: an --output/--export-* file cannot be written (checked before measuring)",
     ),
     (INTERRUPTED, "interrupted (Ctrl-C), after cleaning up"),
 ];
@@ -53,6 +60,11 @@ pub struct PolicyFailure(pub String);
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// An output file cannot be written. Carries the one-line reason the user sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct OutputError(pub String);
+
 /// The status for an error a command returned.
 pub fn code_for(err: &anyhow::Error) -> u8 {
     if err.downcast_ref::<Interrupted>().is_some() {
@@ -61,6 +73,8 @@ pub fn code_for(err: &anyhow::Error) -> u8 {
         USAGE
     } else if err.downcast_ref::<PolicyFailure>().is_some() {
         POLICY
+    } else if err.downcast_ref::<OutputError>().is_some() {
+        OUTPUT
     } else {
         ERROR
     }
@@ -80,12 +94,13 @@ mod tests {
         let usage = anyhow::Error::new(UsageError("unknown cipher".into()));
         assert_eq!(code_for(&usage), USAGE);
         assert_eq!(code_for(&anyhow::anyhow!("no such file")), ERROR);
+        assert_eq!(code_for(&OutputError("unwritable".into()).into()), OUTPUT);
     }
 
     #[test]
     fn the_help_table_lists_every_status() {
         let help = help();
-        for code in [SUCCESS, ERROR, USAGE, POLICY, INTERRUPTED] {
+        for code in [SUCCESS, ERROR, USAGE, POLICY, OUTPUT, INTERRUPTED] {
             assert!(help.contains(&format!("\n  {code} ")), "{code}: {help}");
         }
     }

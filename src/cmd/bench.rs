@@ -7,36 +7,24 @@ use crate::bench::progress::StderrProgress;
 use crate::bench::suite;
 use crate::bench::EngineKind;
 use crate::cli::{BenchArgs, Engine, SshArgs};
-use crate::report::{self, Format};
+use crate::report::{self, outputs, Format};
 use crate::target::SshTarget;
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        crate::outfile::check_writable(path)?;
-    }
+    let outputs = outputs::plan(&args.out.requests(), args.format)?;
     let report = measure(&args)?;
-    let mut text = report::render::bench(&report, args.format)?;
-    // Evidence is prose: it joins human formats, and goes to stderr beside machine formats
-    // so their stdout stays parseable.
-    let human = matches!(args.format, Format::Table | Format::Markdown);
-    if args.explain && human && args.output.is_none() {
-        text.push('\n');
-        text.push_str(&report::explain(&report));
-    }
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?;
-            if args.explain {
-                print!("{}", report::explain(&report));
-            }
-        }
-        None => {
-            print!("{text}");
-            if args.explain && !human {
-                eprint!("{}", report::explain(&report));
-            }
+    outputs.write(|f| report::render::bench(&report, f))?;
+    // Evidence is prose: it follows a human format on stdout (or is stdout's only text when
+    // the files took the report), and goes to stderr beside a machine format so stdout stays
+    // parseable.
+    if args.explain {
+        let evidence = report::explain(&report);
+        match outputs.stdout() {
+            Some(Format::Table | Format::Markdown) => print!("\n{evidence}"),
+            Some(_) => eprint!("{evidence}"),
+            None => print!("{evidence}"),
         }
     }
     if report.results.iter().all(|r| r.error.is_some()) {

@@ -3,13 +3,11 @@
 
 use crate::cli::PipelineArgs;
 use crate::pipeline::{run, Options};
-use crate::report::render;
-use anyhow::{bail, Context, Result};
+use crate::report::{outputs, render};
+use anyhow::{bail, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        crate::outfile::check_writable(path)?;
-    }
+    let outputs = outputs::plan(&args.out.requests(), args.format)?;
     super::bench_names::check_ssh_ciphers(&args.ciphers)?;
     let quiet = args.quiet;
     let say = move |msg: &str| {
@@ -18,20 +16,14 @@ pub fn run(args: PipelineArgs) -> Result<()> {
         }
     };
     let report = run::measure(&options(&args), &say)?;
-    let text = render::pipeline(&report, args.format)?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?
-        }
-        None => print!("{text}"),
-    }
+    outputs.write(|f| render::pipeline(&report, f))?;
     if report.rows.iter().all(|r| r.median_mib_s.is_none()) {
         bail!("no rsync run succeeded (see the errors in the report)");
     }
     Ok(())
 }
 
-/// The domain's options from the command line; presentation (`--format`, `--output`) stays here.
+/// The domain's options from the command line; presentation (`--format`, `--output`, `--export-*`) stays here.
 fn options(args: &PipelineArgs) -> Options {
     Options {
         destination: args.destination.clone(),

@@ -5,27 +5,20 @@ use crate::cli::ReportArgs;
 use crate::exit::UsageError;
 use crate::report::compare;
 use crate::report::load::{self, Loaded};
-use anyhow::{Context, Result};
+use crate::report::{outputs, Format};
+use anyhow::Result;
 
 pub fn run(args: ReportArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        crate::outfile::check_writable(path)?;
-    }
+    let outputs = outputs::plan(&args.out.requests(), args.format)?;
     let mut reports: Vec<(String, Loaded)> = Vec::new();
     for f in &args.files {
         reports.push((f.display().to_string(), load::load(f)?));
     }
-    let text = render(&reports, &args)?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?
-        }
-        None => print!("{text}"),
-    }
+    outputs.write(|format| render(&reports, &args, format))?;
     Ok(())
 }
 
-fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
+fn render(reports: &[(String, Loaded)], args: &ReportArgs, format: Format) -> Result<String> {
     if args.label.len() > reports.len() {
         return Err(UsageError(format!(
             "{} --label for {} file(s)",
@@ -36,10 +29,10 @@ fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
     }
     if !args.compare && crate::report::fleet::is_fleet(reports) {
         let fleet = crate::report::fleet::fleet(reports);
-        return crate::report::fleet::render(&fleet, args.format);
+        return crate::report::fleet::render(&fleet, format);
     }
     if let [(_, one)] = reports {
-        return match (crate::report::render::loaded(one, args.format), one) {
+        return match (crate::report::render::loaded(one, format), one) {
             (Some(text), _) => text,
             (None, Loaded::FleetError(e)) => Err(UsageError(format!(
                 "{} records a failed run of {}, not a report to render",
@@ -58,5 +51,5 @@ fn render(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<String> {
         ))
         .into());
     }
-    compare::render::render(&compare::compare(reports, &args.label), args.format)
+    compare::render::render(&compare::compare(reports, &args.label), format)
 }

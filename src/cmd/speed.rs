@@ -2,6 +2,7 @@
 
 use crate::cli::{CryptoChoice, SpeedArgs, SpeedRows};
 use crate::process;
+use crate::report::outputs;
 use crate::speed::measure;
 use crate::speed::model::{self, RowKind, Settings, SpeedReport, SpeedRow, Stats};
 use crate::speed::reference::{self, Primitive, References};
@@ -15,18 +16,10 @@ use std::io::IsTerminal;
 const DEFAULT_PAIR_MAC: &str = "umac-64-etm@openssh.com";
 
 pub fn run(args: SpeedArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        crate::outfile::check_writable(path)?;
-    }
+    let outputs = outputs::plan(&args.out.requests(), args.format)?;
     process::install_signal_handlers()?;
     let report = measure(&args)?;
-    let text = crate::report::render::speed(&report, args.format)?;
-    match &args.output {
-        Some(path) => {
-            std::fs::write(path, &text).with_context(|| format!("writing {}", path.display()))?
-        }
-        None => print!("{text}"),
-    }
+    outputs.write(|f| crate::report::render::speed(&report, f))?;
     if report.rows.iter().all(|r| r.error.is_some()) {
         bail!("no row could be measured (see the errors in the report)");
     }

@@ -3,7 +3,7 @@
 
 use crate::cli::StorageArgs;
 use crate::process;
-use crate::report::render;
+use crate::report::{outputs, render};
 use crate::storage::model::{StorageReport, SCHEMA};
 use crate::storage::plan::{self, Overrides, Preset};
 use crate::storage::run::{self, Backing, Progress, RunOptions};
@@ -21,9 +21,7 @@ const QUICK_SPEED_SET: &[(&str, u32)] = &[
 ];
 
 pub fn run(args: StorageArgs) -> Result<()> {
-    if let Some(path) = &args.output {
-        crate::outfile::check_writable(path)?;
-    }
+    let outputs = outputs::plan(&args.out.requests(), args.format)?;
     process::install_signal_handlers()?;
     let preset = if args.quick {
         Preset::Quick
@@ -158,11 +156,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
         stale_cleanup,
         warnings,
     };
-    let text = render::storage(&report, args.format)?;
-    match &args.output {
-        Some(p) => std::fs::write(p, &text).with_context(|| format!("writing {}", p.display()))?,
-        None => print!("{text}"),
-    }
+    outputs.write(|f| render::storage(&report, f))?;
     Ok(())
 }
 

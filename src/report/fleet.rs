@@ -9,9 +9,8 @@ use super::load::{FleetError, Loaded};
 use super::Format;
 use crate::bench::model::{BenchReport, Direction, Directions};
 use crate::config::{engine, policy};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use serde::Serialize;
-use std::io::IsTerminal;
 
 pub const SCHEMA: &str = "sshtune.fleet/1";
 
@@ -224,12 +223,8 @@ pub fn render(f: &Fleet, format: Format) -> anyhow::Result<String> {
         }
         Format::Table => {
             let mut t = Table::new();
-            t.load_preset(UTF8_FULL_CONDENSED)
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(HEADER);
-            if !std::io::stdout().is_terminal() {
-                t.set_width(super::TABLE_WIDTH);
-            }
+            t.load_preset(UTF8_FULL_CONDENSED).set_header(HEADER);
+            super::terminal::fit(&mut t);
             for h in &f.hosts {
                 t.add_row(cells(h));
             }

@@ -9,12 +9,14 @@ pub mod html;
 mod json;
 pub mod load;
 mod markdown;
+pub mod outputs;
 pub mod pipeline;
 pub mod ranking;
 pub mod render;
 pub mod speed;
 pub mod storage;
 mod table;
+pub mod terminal;
 
 use crate::bench::model::{BenchReport, Direction, EngineKind, ResultRow};
 use clap::ValueEnum;
@@ -23,7 +25,7 @@ use clap::ValueEnum;
 /// own width).
 pub const TABLE_WIDTH: u16 = 120;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
 pub enum Format {
     Table,
     Json,

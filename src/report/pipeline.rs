@@ -2,7 +2,7 @@
 //! that the report does not already hold.
 
 use crate::pipeline::model::{CpuShare, PipelineReport, Row, StageCeiling};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// Columns of the CPU breakdown: (header, side, groups summed).
 pub(crate) const STAGES: &[(&str, &str, &[&str])] = &[
@@ -131,9 +131,8 @@ fn summary(report: &PipelineReport) -> Vec<String> {
 
 pub(crate) fn table(report: &PipelineReport) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header());
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(header());
+    super::terminal::fit(&mut t);
     for r in &report.rows {
         t.add_row(cells(report, r));
     }

@@ -3,7 +3,7 @@
 
 use crate::storage::model::{CellResult, MatrixResult, StorageReport, TestResult};
 use crate::storage::plan::{Layer, Test};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 fn yes(b: bool) -> &'static str {
     if b {
@@ -70,8 +70,8 @@ fn table(md: bool) -> Table {
     if md {
         t.load_preset(comfy_table::presets::ASCII_MARKDOWN);
     } else {
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled);
+        t.load_preset(UTF8_FULL_CONDENSED);
+        super::terminal::fit(&mut t);
     }
     t
 }

@@ -6,11 +6,8 @@
 
 use super::{footer, lines, pair, verdict_cell, Exporter};
 use crate::bench::model::{BenchReport, ResultRow};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Ct};
-use std::io::IsTerminal;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Table as Ct};
 
-/// Width when stdout is not a terminal (a file, a pipe, a CI log).
-pub const WIDTH: u16 = super::TABLE_WIDTH;
 /// Longest error shown in a cell.
 const ERROR_CHARS: usize = 48;
 
@@ -21,11 +18,8 @@ impl Exporter for Table {
         let lines = lines(report);
         let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
         let mut t = Ct::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-        if !std::io::stdout().is_terminal() {
-            t.set_width(WIDTH);
-        }
+        t.load_preset(UTF8_FULL_CONDENSED);
+        super::terminal::fit(&mut t);
         let mut header = vec![
             "cipher(+mac)",
             "grade",
@@ -45,16 +39,16 @@ impl Exporter for Table {
                 None => bare(l.cipher).to_string(),
             };
             let mut row = vec![
-                name,
-                l.grade.to_string(),
-                rate(l.up),
-                rate(l.down),
-                pair(l, |r| r.client_cpu_pct),
-                pair(l, |r| r.server_cpu_pct),
-                short(&verdict_cell(l)),
+                Cell::new(name),
+                super::terminal::grade_cell(l.grade),
+                Cell::new(rate(l.up)),
+                Cell::new(rate(l.down)),
+                Cell::new(pair(l, |r| r.client_cpu_pct)),
+                Cell::new(pair(l, |r| r.server_cpu_pct)),
+                Cell::new(short(&verdict_cell(l))),
             ];
             if multi_engine {
-                row.insert(0, l.engine.to_string());
+                row.insert(0, Cell::new(l.engine));
             }
             t.add_row(row);
         }
@@ -158,7 +152,10 @@ mod tests {
             .collect();
         assert!(table.len() > 4, "{out}");
         for line in table {
-            assert!(line.chars().count() <= WIDTH as usize, "{line}");
+            assert!(
+                line.chars().count() <= crate::report::TABLE_WIDTH as usize,
+                "{line}"
+            );
         }
     }
 }

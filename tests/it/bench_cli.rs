@@ -619,7 +619,12 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
         "no-such-host.invalid",
     ]));
     // The output is refused, not the host: nothing was tried before the check.
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(sshtune::exit::OUTPUT as i32),
+        "{}",
+        stderr(&o)
+    );
     one_line_error(&o, "--output");
     assert!(!stderr(&o).contains("no-such-host"), "{}", stderr(&o));
     let o = output(
@@ -677,4 +682,105 @@ fn default_mode_records_sample_lengths_and_why_rows_stopped() {
     // --thorough is the reference run; a time cap contradicts it.
     let o = output(sshtune().args(["bench", "--thorough", "--max-time", "30s"]));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}
+
+#[test]
+fn one_run_writes_every_asked_format_and_stdout_keeps_the_table() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let o = output(
+        sshtune()
+            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
+            .args(["--engine", "native", "--repeat", "2", "--no-ceiling", "-q"])
+            .arg("--output")
+            .arg(p("run.json"))
+            .arg("--output")
+            .arg(p("run.html"))
+            .arg("--output")
+            .arg(p("run.md"))
+            .arg("--export-csv")
+            .arg(p("run.data")),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("aes128-ctr"), "{}", stdout(&o));
+    // The files are what `report` renders from the run's own JSON: one run, every format.
+    for (file, format) in [
+        ("run.html", "html"),
+        ("run.md", "markdown"),
+        ("run.data", "csv"),
+    ] {
+        let again = output(
+            sshtune()
+                .arg("report")
+                .arg(p("run.json"))
+                .args(["--format", format]),
+        );
+        assert!(again.status.success(), "{}", stderr(&again));
+        let written = std::fs::read_to_string(p(file)).unwrap();
+        assert_eq!(written, stdout(&again), "{file}");
+    }
+    assert!(std::fs::read_to_string(p("run.html"))
+        .unwrap()
+        .starts_with("<!DOCTYPE html>"));
+}
+
+#[test]
+fn one_unwritable_output_among_several_fails_first_and_leaves_nothing() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let o = output(
+        sshtune()
+            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
+            .args(["--engine", "native", "--no-ceiling", "-q"])
+            .arg("--output")
+            .arg(dir.path().join("run.json"))
+            .arg("--export-html")
+            .arg(dir.path().join("no-such-dir/run.html")),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(sshtune::exit::OUTPUT as i32),
+        "{}",
+        stderr(&o)
+    );
+    one_line_error(&o, "no-such-dir/run.html");
+    // Refused before measuring: no progress, no table, no file.
+    assert_eq!(stdout(&o), "");
+    assert!(!stderr(&o).contains("embedded"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+/// The bench's stdout through a pseudo-terminal (`script`, 160 columns wide), progress silenced.
+fn bench_on_a_terminal(no_color: Option<&str>) -> String {
+    let line = format!(
+        "stty cols 160; {} bench --size 8M --ciphers aes128-ctr --engine native --repeat 2 --no-ceiling -q",
+        env!("CARGO_BIN_EXE_sshtune")
+    );
+    let mut cmd = Command::new("script");
+    cmd.args(["-qec", &line, "/dev/null"])
+        .env_remove("NO_COLOR");
+    if let Some(v) = no_color {
+        cmd.env("NO_COLOR", v);
+    }
+    let o = output(&mut cmd);
+    assert!(o.status.success(), "{}", stderr(&o));
+    stdout(&o)
+}
+
+#[test]
+fn grades_are_coloured_only_on_a_terminal_without_no_color() {
+    let _lock = support::shared();
+    assert!(bench_on_a_terminal(None).contains("\x1b["));
+    let plain = bench_on_a_terminal(Some("1"));
+    assert!(!plain.contains('\x1b'), "{plain:?}");
+    assert!(plain.contains("aes128-ctr"), "{plain}");
+    let o = output(
+        sshtune()
+            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
+            .args(["--engine", "native", "--repeat", "2", "--no-ceiling", "-q"])
+            .env_remove("NO_COLOR"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
 }

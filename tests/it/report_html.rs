@@ -386,3 +386,29 @@ fn reports_of_several_hosts_make_a_fleet_table_that_keeps_failed_hosts() {
     let dom = render_page(&page, &dir.path().join("fleet.png"));
     assert!(dom.contains("board3") && dom.contains("No route to host"));
 }
+
+#[test]
+fn report_writes_several_formats_at_once_identical_to_separate_renders() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let file = example("speed.json");
+    let (html, md) = (dir.path().join("s.html"), dir.path().join("s.md"));
+    let stdout = ok(sshtune(&[
+        "report",
+        file.to_str().unwrap(),
+        "--output",
+        html.to_str().unwrap(),
+        "--export-markdown",
+        md.to_str().unwrap(),
+    ]));
+    assert_eq!(stdout, ok(sshtune(&["report", file.to_str().unwrap()])));
+    for (path, format) in [(&html, "html"), (&md, "markdown")] {
+        let alone = ok(sshtune(&[
+            "report",
+            file.to_str().unwrap(),
+            "--format",
+            format,
+        ]));
+        assert_eq!(std::fs::read_to_string(path).unwrap(), alone, "{format}");
+    }
+}

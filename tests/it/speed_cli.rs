@@ -200,7 +200,7 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone/speed.json");
     let out = sshtune(&["speed", "-q", "--output", missing.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(sshtune::exit::OUTPUT as i32));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(

@@ -189,3 +189,58 @@ fn device_needs_util_linux_blkid() {
         assert_eq!(e.trim().lines().count(), 1, "{e}");
     }
 }
+
+#[test]
+fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
+    let _lock = support::shared();
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let o = output(
+        sshtune()
+            .args(["storage", "--quick", "--no-speed", "--quiet"])
+            .arg("--export-html")
+            .arg(p("missing/storage.html"))
+            .arg("--output")
+            .arg(p("storage.json")),
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(sshtune::exit::OUTPUT as i32),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let o = output(
+        sshtune()
+            .args(["storage", "--quick", "--no-speed", "--quiet"])
+            .arg("--output")
+            .arg(p("storage.json"))
+            .arg("--output")
+            .arg(p("storage.md")),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("Capabilities:"), "{}", stdout(&o));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p("storage.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], "sshtune.storage/1");
+    assert!(std::fs::read_to_string(p("storage.md"))
+        .unwrap()
+        .contains("Capabilities"));
+}
+
+#[test]
+fn the_table_fits_120_columns_without_colours_off_a_terminal() {
+    let _lock = support::shared();
+    let o = output(
+        sshtune()
+            .args(["storage", "--quick", "--no-speed", "--quiet"])
+            .env_remove("NO_COLOR"),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(!out.contains('\x1b'), "{out:?}");
+    for line in out.lines().filter(|l| l.starts_with(['│', '┌', '╞', '└'])) {
+        assert!(line.chars().count() <= 120, "{line}");
+    }
+}

@@ -4,8 +4,7 @@
 
 use super::{change_cell, figure_cell, presence_note, Comparison};
 use crate::report::Format;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
-use std::io::IsTerminal;
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
     Ok(match format {
@@ -85,12 +84,8 @@ pub fn legend(c: &Comparison) -> Vec<String> {
 
 fn table(c: &Comparison) -> String {
     let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header(c));
-    if !std::io::stdout().is_terminal() {
-        t.set_width(crate::report::TABLE_WIDTH);
-    }
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(header(c));
+    crate::report::terminal::fit(&mut t);
     for r in &c.rows {
         t.add_row(cells(c, r));
     }
