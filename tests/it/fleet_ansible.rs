@@ -107,6 +107,32 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         assert_eq!(v, "server-cpu", "board {cipher} under a 20% quota");
     }
 
+    // The merged fleet report over the directory the role filled: one row per host, the
+    // unreachable one listed with its error instead of dropped.
+    let mut files: Vec<_> = std::fs::read_dir(&reports)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sshtune"))
+        .arg("report")
+        .args(&files)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let fleet: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(fleet["schema"], "sshtune.fleet/1", "{fleet}");
+    let rows = fleet["hosts"].as_array().unwrap();
+    assert_eq!(rows.len(), hosts.len() + 1, "{fleet}");
+    let failed: Vec<_> = rows.iter().filter(|r| !r["error"].is_null()).collect();
+    assert_eq!(failed.len(), 1, "{fleet}");
+    assert_eq!(failed[0]["host"], "gone", "{fleet}");
+    for r in rows.iter().filter(|r| r["error"].is_null()) {
+        assert!(r["best"].is_string() && r["ciphers_line"].is_string(), "{r}");
+    }
+
     // 3. For real, from the reports the dry run wrote.
     let apply = ansible.playbook(&inventory, "sshtune.tune.tune", &["--tags", "config"]);
     assert_eq!(apply.code, 2, "exit status: some host failed");
