@@ -208,8 +208,8 @@ pub struct BenchArgs {
     /// MACs to pair with non-AEAD ciphers (comma-separated). Default: the one the client would negotiate.
     #[arg(long, value_delimiter = ',')]
     pub macs: Vec<String>,
-    /// Timed samples per cipher and direction with --thorough; by default rows below the leader
-    /// stop after two and contenders get up to two more than this.
+    /// Timed samples per cipher and direction; with --adaptive rows below the leader stop after
+    /// two and contenders get up to two more than this.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Untimed warm-up transfers before the samples (adaptive sizing always does at least one).
@@ -218,17 +218,22 @@ pub struct BenchArgs {
     /// Fixed bytes per transfer (e.g. 64M, 1G). Default: grow until a transfer lasts --min-duration.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
-    /// Shortest transfer adaptive sizing aims for with --thorough, seconds; by default samples
-    /// start at 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
+    /// Shortest transfer adaptive sizing aims for, seconds; with --adaptive samples start at
+    /// 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
     #[arg(long, default_value_t = 2.0)]
     pub min_duration: f64,
-    /// Reference run: --repeat samples of at least --min-duration each for every row, as
-    /// before the default learnt to size samples by stability and stop decided rows early.
+    /// The reference run (the default): --repeat samples of at least --min-duration each for
+    /// every row.
     #[arg(long)]
     pub thorough: bool,
-    /// Stop sampling contenders once the run has lasted this long (e.g. 30s, 2m); every row
-    /// still gets its first samples.
-    #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough")]
+    /// Quicker, experimental: samples sized by stability (starting at 0.25 s) and rows whose
+    /// whole range lies below the leader's stopped after two samples. Not yet the default: its
+    /// figures can read low against a CPU-starved server (docs/time-to-answer.md).
+    #[arg(long, conflicts_with = "thorough")]
+    pub adaptive: bool,
+    /// With --adaptive: stop sampling contenders once the run has lasted this long (e.g. 30s,
+    /// 2m); every row still gets its first samples.
+    #[arg(long, value_parser = crate::units::parse_duration, requires = "adaptive")]
     pub max_time: Option<f64>,
     #[arg(long, value_enum, default_value_t = Directions::Both)]
     pub direction: Directions,

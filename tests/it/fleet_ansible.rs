@@ -121,16 +121,23 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let fleet: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(fleet["schema"], "sshtune.fleet/1", "{fleet}");
-    let rows = fleet["hosts"].as_array().unwrap();
-    assert_eq!(rows.len(), hosts.len() + 1, "{fleet}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(table["schema"], "sshtune.fleet/1", "{table}");
+    let rows = table["hosts"].as_array().unwrap();
+    assert_eq!(rows.len(), hosts.len() + 1, "{table}");
     let failed: Vec<_> = rows.iter().filter(|r| !r["error"].is_null()).collect();
-    assert_eq!(failed.len(), 1, "{fleet}");
-    assert_eq!(failed[0]["host"], "gone", "{fleet}");
+    assert_eq!(failed.len(), 1, "{table}");
+    assert_eq!(failed[0]["host"], "gone", "{table}");
     for r in rows.iter().filter(|r| r["error"].is_null()) {
-        assert!(r["best"].is_string() && r["ciphers_line"].is_string(), "{r}");
+        assert!(
+            r["best"].is_string() && r["ciphers_line"].is_string(),
+            "{r}"
+        );
     }
 
     // 3. For real, from the reports the dry run wrote.
