@@ -32,15 +32,14 @@ fn render(reports: &[(String, Loaded)], args: &ReportArgs, format: Format) -> Re
         return crate::report::fleet::render(&fleet, format);
     }
     if let [(_, one)] = reports {
-        return match (crate::report::render::loaded(one, format), one) {
-            (Some(text), _) => text,
-            (None, Loaded::FleetError(e)) => Err(UsageError(format!(
+        if let Loaded::FleetError(e) = one {
+            return Err(UsageError(format!(
                 "{} records a failed run of {}, not a report to render",
                 reports[0].0, e.host
             ))
-            .into()),
-            (None, _) => unreachable!("every report kind renders"),
-        };
+            .into());
+        }
+        return crate::report::render::loaded(one, format);
     }
     let kind = reports[0].1.kind();
     if let Some((file, other)) = reports.iter().find(|(_, r)| r.kind() != kind) {

@@ -41,13 +41,14 @@ pub fn pipeline(r: &PipelineReport, format: Format) -> Result<String> {
     })
 }
 
-/// Any loaded report; `None` for a fleet error record, which only a fleet table shows.
-pub fn loaded(doc: &Loaded, format: Format) -> Option<Result<String>> {
-    Some(match doc {
+/// Any loaded report. A fleet error record is no report of its own: only a fleet table shows
+/// it, so asking to render one alone is an error.
+pub fn loaded(doc: &Loaded, format: Format) -> Result<String> {
+    match doc {
         Loaded::Bench(r) => bench(r, format),
         Loaded::Speed(r) => speed(r, format),
         Loaded::Storage(r) => storage(r, format),
         Loaded::Pipeline(r) => pipeline(r, format),
-        Loaded::FleetError(_) => return None,
-    })
+        Loaded::FleetError(e) => anyhow::bail!("{} records a failed run, not a report", e.host),
+    }
 }
