@@ -15,6 +15,7 @@ pub mod outfile;
 pub mod pipeline;
 pub mod probe;
 pub mod process;
+pub mod progress;
 pub mod proxy;
 pub mod report;
 pub mod serve;

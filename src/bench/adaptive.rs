@@ -12,9 +12,11 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::{Direction, ResultRow};
-use super::run::{next_size, summarise, Context, Progress, Sampling, MAX_SIZE};
+use super::progress::row_line;
+use super::run::{next_size, summarise, Context, Sampling, MAX_SIZE};
 use super::stats;
 use crate::process;
+use crate::progress::Progress;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -144,7 +146,7 @@ pub fn run(
                     direction,
                     why.clone(),
                 );
-                progress.row_done(&r);
+                progress.step(&row_line(&r));
                 failed.push((index, r));
                 continue;
             }
@@ -177,13 +179,13 @@ pub fn run(
                     refused = Some(why.clone());
                     let r =
                         ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
-                    progress.row_done(&r);
+                    progress.step(&row_line(&r));
                     failed.push((index, r));
                 }
                 Err(TransferError::Failed(why)) => {
                     let r =
                         ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
-                    progress.row_done(&r);
+                    progress.step(&row_line(&r));
                     failed.push((index, r));
                 }
             }
@@ -255,7 +257,7 @@ pub fn run(
             row.verdict_reason = None;
             row.verdict_rule = None;
         }
-        progress.row_done(&row);
+        progress.step(&row_line(&row));
         *slot = Some(row);
     }
     progress.finish();
@@ -388,7 +390,7 @@ fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::run::Quiet;
+    use crate::progress::Silent as Quiet;
 
     const MIB: u64 = 1024 * 1024;
 

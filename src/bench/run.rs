@@ -8,6 +8,7 @@ use super::model::{Direction, ResultRow};
 use super::stats;
 use super::verdict::{self, Evidence};
 use crate::process;
+use crate::progress::Progress;
 use anyhow::Result;
 
 const MIB: u64 = 1024 * 1024;
@@ -47,13 +48,6 @@ pub struct Context {
     pub shared_cores: Option<f64>,
 }
 
-pub trait Progress {
-    fn begin(&self, total: u64);
-    fn status(&self, msg: &str);
-    fn row_done(&self, row: &ResultRow);
-    fn finish(&self);
-}
-
 /// Runs the sampling plan. Errors that concern one cipher become rows; a fatal error aborts.
 pub fn run(
     exec: &mut dyn Executor,
@@ -90,7 +84,7 @@ pub fn run(
                     }
                 }
             };
-            progress.row_done(&row);
+            progress.step(&super::progress::row_line(&row));
             rows.push(row);
         }
     }
@@ -250,17 +244,6 @@ pub fn summarise(
     }
 }
 
-/// A progress that shows nothing, for the loops' unit tests.
-#[cfg(test)]
-pub struct Quiet;
-#[cfg(test)]
-impl Progress for Quiet {
-    fn begin(&self, _: u64) {}
-    fn status(&self, _: &str) {}
-    fn row_done(&self, _: &ResultRow) {}
-    fn finish(&self) {}
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,7 +302,13 @@ mod tests {
             refuse: "x",
             sizes: RefCell::new(vec![]),
         };
-        let rows = run(&mut ex, &plan(None), Context::default(), &Quiet).unwrap();
+        let rows = run(
+            &mut ex,
+            &plan(None),
+            Context::default(),
+            &crate::progress::Silent,
+        )
+        .unwrap();
         assert_eq!(rows.len(), 4);
         let up = &rows[0];
         assert_eq!(up.samples.len(), 3);
@@ -343,7 +332,13 @@ mod tests {
             refuse: "x",
             sizes: RefCell::new(vec![]),
         };
-        run(&mut ex, &plan(Some(3 * MIB)), Context::default(), &Quiet).unwrap();
+        run(
+            &mut ex,
+            &plan(Some(3 * MIB)),
+            Context::default(),
+            &crate::progress::Silent,
+        )
+        .unwrap();
         assert!(ex.sizes.borrow().iter().all(|&s| s == 3 * MIB));
         // 1 warm-up + 3 samples, two directions.
         assert_eq!(ex.sizes.borrow().len(), 8);

@@ -11,7 +11,8 @@ use super::executor::{Engine, Facts};
 use super::model::EngineKind;
 use super::model::{self, BenchReport, ClientInfo, ResultRow, Settings};
 use super::options::Options;
-use super::run::{self, Progress, Sampling};
+use super::run::{self, Sampling};
+use crate::progress::Progress;
 use crate::{cgroup, process, sysinfo};
 use anyhow::Result;
 

@@ -3,10 +3,10 @@
 
 use crate::bench::model::BenchReport;
 use crate::bench::options::Options;
-use crate::bench::progress::StderrProgress;
 use crate::bench::suite;
 use crate::bench::EngineKind;
 use crate::cli::{BenchArgs, Engine, SshArgs};
+use crate::progress;
 use crate::report::{self, outputs, Format};
 use crate::target::SshTarget;
 use anyhow::{bail, Result};
@@ -38,7 +38,7 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let opts = options(args);
     super::bench_names::check(&opts)?;
     let quiet = args.quiet;
-    let mut report = suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))?;
+    let mut report = suite::run(&opts, &|| Box::new(progress::Stderr::new(quiet)))?;
     let said = crate::speed::overhead::annotate(&mut report);
     report.warnings.extend(said);
     Ok(report)

@@ -3,7 +3,6 @@
 //! only when the real `sshd -t` accepts it.
 
 use crate::bench::model::{BenchReport, SCHEMA};
-use crate::bench::progress::StderrProgress;
 use crate::bench::{suite, EngineKind, Options};
 use crate::cli::ConfigArgs;
 use crate::config::apply::{self, one_line, reload_hint};
@@ -12,6 +11,7 @@ use crate::config::engine;
 use crate::config::policy::{self, Selection};
 use crate::config::sshd::Sshd;
 use crate::exit::PolicyFailure;
+use crate::progress;
 use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
 use std::io::Read as _;
@@ -155,7 +155,7 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
     };
     super::bench_names::check(&opts)?;
     let quiet = args.quiet;
-    suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))
+    suite::run(&opts, &|| Box::new(progress::Stderr::new(quiet)))
 }
 
 fn target(args: &ConfigArgs, report: &BenchReport) -> Result<OpenSshVersion> {

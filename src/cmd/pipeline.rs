@@ -3,19 +3,18 @@
 
 use crate::cli::PipelineArgs;
 use crate::pipeline::{run, Options};
+use crate::progress::{self, Progress};
 use crate::report::{outputs, render};
 use anyhow::{bail, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
     let outputs = outputs::plan(&args.out.requests(), args.format)?;
     super::bench_names::check_ssh_ciphers(&args.ciphers)?;
-    let quiet = args.quiet;
-    let say = move |msg: &str| {
-        if !quiet {
-            eprintln!("pipeline: {msg}");
-        }
-    };
-    let report = run::measure(&options(&args), &say)?;
+    let progress = progress::Stderr::new(args.quiet).log_status("pipeline");
+    let say = |msg: &str| progress.note(msg);
+    let report = run::measure(&options(&args), &say);
+    progress.finish();
+    let report = report?;
     outputs.write(|f| render::pipeline(&report, f))?;
     if report.rows.iter().all(|r| r.median_mib_s.is_none()) {
         bail!("no rsync run succeeded (see the errors in the report)");

@@ -2,6 +2,7 @@
 
 use crate::cli::{CryptoChoice, SpeedArgs, SpeedRows};
 use crate::process;
+use crate::progress::{self, Progress};
 use crate::report::outputs;
 use crate::speed::measure;
 use crate::speed::model::{self, RowKind, Settings, SpeedReport, SpeedRow, Stats};
@@ -10,7 +11,6 @@ use crate::speed::subject::{Subject, PACKET_BYTES};
 use crate::sysinfo;
 use anyhow::{bail, Context, Result};
 use ciphers::{Backend, CipherKind, CipherSpec, MacSpec, CIPHERS, MACS};
-use std::io::IsTerminal;
 
 /// The MAC pairs use when none is named: OpenSSH's first preference.
 const DEFAULT_PAIR_MAC: &str = "umac-64-etm@openssh.com";
@@ -173,7 +173,8 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
     } else {
         reference::probe()
     };
-    let bar = progress(args, (subjects.len() * backends.len()) as u64);
+    let progress = progress::Stderr::new(args.quiet);
+    progress.begin((subjects.len() * backends.len()) as u64);
     let mut refs = References::default();
     let mut rows = Vec::new();
     let mut warnings: Vec<String> = missing_backend.into_iter().collect();
@@ -182,17 +183,13 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
             (Err(why), _) => Err(why),
             (Ok(_), Some(note)) => Err(note.clone()),
             (Ok(p), None) => {
-                if let Some(b) = &bar {
-                    b.set_message(format!("openssl speed: {}", label(s)));
-                }
+                progress.status(&format!("openssl speed: {}", label(s)));
                 refs.get(&p, args.min_time, args.samples)
             }
         };
         for &backend in &backends {
             process::check_interrupted()?;
-            if let Some(b) = &bar {
-                b.set_message(format!("{} ({backend})", label(s)));
-            }
+            progress.status(&format!("{} ({backend})", label(s)));
             let mut row = row_base(s, backend);
             let timed = s
                 .op(backend)
@@ -221,15 +218,11 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
                 }
                 Err(why) => row.reference_note = Some(why.clone()),
             }
+            progress.step(&row_line(&label(s), backend, &row));
             rows.push(row);
-            if let Some(b) = &bar {
-                b.inc(1);
-            }
         }
     }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     let busy = rows
         .iter()
         .filter_map(|r| r.cpu_share)
@@ -259,13 +252,17 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
     })
 }
 
-fn progress(args: &SpeedArgs, len: u64) -> Option<indicatif::ProgressBar> {
-    if args.quiet || !std::io::stderr().is_terminal() {
-        return None;
+/// `aes128-ctr (openssl): 4012.5 MiB/s, 0.93× openssl speed`, or the row's error.
+fn row_line(label: &str, backend: impl std::fmt::Display, row: &SpeedRow) -> String {
+    match (&row.error, &row.stats) {
+        (Some(e), _) => format!("{label} ({backend}): {e}"),
+        (None, Some(st)) => match row.ratio {
+            Some(r) => format!(
+                "{label} ({backend}): {:.1} MiB/s, {r:.2}× openssl speed",
+                st.median_mib_s
+            ),
+            None => format!("{label} ({backend}): {:.1} MiB/s", st.median_mib_s),
+        },
+        (None, None) => format!("{label} ({backend}): no result"),
     }
-    let b = indicatif::ProgressBar::new(len);
-    if let Ok(style) = indicatif::ProgressStyle::with_template("{pos}/{len} {wide_msg}") {
-        b.set_style(style);
-    }
-    Some(b)
 }

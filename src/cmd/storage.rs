@@ -3,13 +3,13 @@
 
 use crate::cli::StorageArgs;
 use crate::process;
+use crate::progress::{self, Progress};
 use crate::report::{outputs, render};
 use crate::storage::model::{StorageReport, SCHEMA};
 use crate::storage::plan::{self, Overrides, Preset};
-use crate::storage::run::{self, Backing, Progress, RunOptions};
+use crate::storage::run::{self, Backing, RunOptions};
 use crate::storage::{caps::Capabilities, device, dmcrypt, kspeed, stale};
 use anyhow::{bail, Context, Result};
-use std::io::IsTerminal;
 use std::time::Duration;
 
 /// Cipher-speed set of a quick run: the matrix's cipher and the usual alternatives.
@@ -47,7 +47,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
         bail!("--dir {} is not a directory", work_parent.display());
     }
     let started = chrono::Local::now().to_rfc3339();
-    let progress = StderrProgress::new(args.quiet);
+    let progress = progress::Stderr::new(args.quiet).log_status("storage");
 
     // A device is checked before anything else happens, so a refusal costs nothing.
     let device = match &args.device {
@@ -171,51 +171,4 @@ fn device_size(dev: &std::path::Path) -> Result<u64> {
         .parse()
         .context("parsing the device size")?;
     Ok(sectors * 512)
-}
-
-/// One line per step on stderr, with an ETA from the average step so far.
-struct StderrProgress {
-    quiet: bool,
-    tty: bool,
-}
-
-impl StderrProgress {
-    fn new(quiet: bool) -> Self {
-        Self {
-            quiet,
-            tty: std::io::stderr().is_terminal(),
-        }
-    }
-
-    fn finish(&self) {
-        if self.tty && !self.quiet {
-            eprint!("\r\x1b[K");
-        }
-    }
-}
-
-impl Progress for StderrProgress {
-    fn status(&self, msg: &str) {
-        if self.quiet {
-            return;
-        }
-        if self.tty {
-            eprint!("\r\x1b[K{msg}…");
-        } else {
-            eprintln!("storage: {msg}");
-        }
-    }
-
-    fn step(&self, done: usize, total: usize, what: &str, eta: Option<Duration>) {
-        if self.quiet {
-            return;
-        }
-        let eta = eta
-            .map(|e| format!(", ETA {}:{:02}", e.as_secs() / 60, e.as_secs() % 60))
-            .unwrap_or_default();
-        if self.tty {
-            eprint!("\r\x1b[K");
-        }
-        eprintln!("[{done}/{total}{eta}] {what}");
-    }
 }

@@ -5,8 +5,8 @@ use super::model::StageCeiling;
 use super::remote;
 use super::rsync::{self, RunError};
 use crate::bench::model::{BenchReport, Direction};
-use crate::bench::progress::StderrProgress;
 use crate::bench::{stats, suite, EngineKind, Options};
+use crate::progress;
 use crate::target::SshTarget;
 use anyhow::Result;
 use std::path::Path;
@@ -66,7 +66,7 @@ pub fn ssh_only(
         directions: vec![Direction::Upload],
         ..Options::new(Some(target), vec![EngineKind::Openssh])
     };
-    let report = suite::run(&opts, &|| Box::new(StderrProgress::new(quiet)))?;
+    let report = suite::run(&opts, &|| Box::new(progress::Stderr::new(quiet)))?;
     let rows = report
         .results
         .iter()

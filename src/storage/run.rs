@@ -6,10 +6,11 @@ use super::model::{CellResult, MatrixResult, TestInfo, TestResult};
 use super::plan::{Layer, Plan, Target, Test};
 use super::{crypto, dmcrypt, fio, kspeed, seqio};
 use crate::process::{check_interrupted, run_capture, Interrupted};
+use crate::progress::Progress;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Where the data goes.
 #[derive(Debug, Clone)]
@@ -32,12 +33,6 @@ pub struct RunOptions {
     pub fio_runtime: Duration,
     pub format: dmcrypt::VolumeFormat,
     pub load: u32,
-}
-
-/// Progress for humans; the figures themselves only go into the report.
-pub trait Progress {
-    fn status(&self, msg: &str);
-    fn step(&self, done: usize, total: usize, what: &str, eta: Option<Duration>);
 }
 
 /// Bytes each sequential test moves: half the target (ext4 needs room for its metadata),
@@ -80,9 +75,9 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
     let _load = super::load::Load::start(s.load);
     let mut buf = seqio::Buffer::new();
 
-    let total = plan.steps();
-    let mut done = 0usize;
-    let started = Instant::now();
+    // Steps skipped after an error leave the total, so the ETA counts only what will run.
+    let mut total = plan.steps();
+    progress.begin(total as u64);
     let mut cells = Vec::new();
     for (i, target) in plan.targets.iter().enumerate() {
         let mark = cleanup.mark();
@@ -109,7 +104,8 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
                     let mut c = cell(target, layer, None);
                     c.error = Some(format!("{e:#}"));
                     cells.push(c);
-                    done += count(plan, layer);
+                    total -= count(plan, layer);
+                    progress.begin(total as u64);
                 }
                 cleanup.unwind_to(mark).map_err(anyhow::Error::msg)?;
                 continue;
@@ -126,7 +122,8 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
                     }
                     c.error = Some(format!("{e:#}"));
                     cells.push(c);
-                    done += count(plan, layer);
+                    total -= count(plan, layer);
+                    progress.begin(total as u64);
                     cleanup.unwind_to(layer_mark).map_err(anyhow::Error::msg)?;
                     continue;
                 }
@@ -165,13 +162,10 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
                             r.error = Some(format!("{e:#}"));
                         }
                     }
-                    done += 1;
-                    let el = started.elapsed();
-                    let eta = (done > 0)
-                        .then(|| el.mul_f64((total - done.min(total)) as f64 / done as f64));
-                    progress.step(done, total, &format!("{what}: {}", last_figure(&r)), eta);
+                    progress.step(&format!("{what}: {}", last_figure(&r)));
                     if r.error.is_some() {
-                        done += plan.repeat as usize - r.samples_mib_s.len() - 1;
+                        total -= plan.repeat as usize - r.samples_mib_s.len() - 1;
+                        progress.begin(total as u64);
                         break;
                     }
                 }
