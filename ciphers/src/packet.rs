@@ -276,6 +276,24 @@ impl SealingKey {
         self.d.padding_len(payload_len)
     }
 
+    /// Whether [`with_keystream_ahead`](Self::with_keystream_ahead) accepts this cipher:
+    /// counter mode and chacha20-poly1305@openssh.com, whose keystream does not depend on
+    /// the data.
+    pub fn keystream_ahead_possible(cipher: &str) -> bool {
+        catalog::cipher(cipher).is_some_and(|c| {
+            c.kind == CipherKind::Ctr || c.primitive == catalog::Primitive::ChaChaPoly
+        })
+    }
+
+    /// CPU seconds a keystream helper thread has spent for this key so far (0 without one).
+    /// A caller that reports its CPU per byte adds this: the helper's core is work too.
+    pub fn helper_cpu_seconds(&self) -> f64 {
+        match &self.d.engine {
+            Engine::Aead(a) => a.helper_cpu_seconds(),
+            Engine::Mac { crypt, .. } => crypt.helper_cpu_seconds(),
+        }
+    }
+
     /// Frames `payload` (length, padding length, payload, random padding), seals it and
     /// appends the wire bytes, tag included, to `out`. Copies the payload once; a transport
     /// that builds payloads in its own buffer avoids that with [`frame`](Self::frame).

@@ -302,6 +302,8 @@ impl Channel {
         on_event: &mut dyn FnMut(&Transport, Event) -> Result<()>,
     ) -> Result<()> {
         while !data.is_empty() {
+            // Waiting for window space reads (`next_event` → `recv`), which first writes
+            // the packets held so far.
             while self.remote_window == 0 {
                 let ev = self.next_event(t)?;
                 if matches!(ev, Event::Close) {
@@ -324,11 +326,11 @@ impl Channel {
                 data: &data[..n],
             }
             .encode_into(buf);
-            t.send_begun()?;
+            t.send_begun_held()?;
             self.remote_window -= n as u64;
             data = &data[n..];
         }
-        Ok(())
+        t.flush_held()
     }
 }
 

@@ -27,6 +27,10 @@ use crate::error::{Error, Result};
 pub(crate) trait Crypt: Send {
     /// Encrypts or decrypts `buf` in place; `buf.len()` is a multiple of the block size.
     fn apply(&mut self, buf: &mut [u8]) -> Result<()>;
+    /// CPU seconds spent on other threads for this cipher (a keystream helper); 0 without.
+    fn helper_cpu_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 /// A MAC keyed once per direction; the sequence number is its only per-packet input
@@ -46,6 +50,10 @@ pub(crate) trait Aead: Send {
     /// Verifies the tag, then decrypts `packet[4..]` in place and leaves the plaintext length
     /// in `packet[..4]`.
     fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()>;
+    /// CPU seconds spent on other threads for this key (a keystream helper); 0 without.
+    fn helper_cpu_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 pub(crate) fn crypt(
