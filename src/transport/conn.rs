@@ -229,11 +229,16 @@ impl Transport {
         self.writer.send()
     }
 
-    /// Like `send_begun` for bulk data: the sealed packet may wait in the writer's buffer so
-    /// several go to the socket in one write. Call `flush_held` when the burst ends; any
-    /// other send, and every `recv`, writes what waits first.
-    pub fn send_begun_held(&mut self) -> Result<()> {
-        self.writer.send_held()
+    /// Sends one bulk-data message whose payload is `head` followed by `data`, encrypted
+    /// from `data` where it is (no copy into a packet buffer first). The sealed packet may
+    /// wait in the writer's buffer so several go to the socket in one write: call
+    /// `flush_held` when the burst ends; any other send, and every `recv`, writes what waits
+    /// first. Rekeys first when a limit is reached.
+    pub fn send_data_held(&mut self, head: &[u8], data: &[u8]) -> Result<()> {
+        if self.writer.since_kex.blocks >= self.limit_blocks_out {
+            self.rekey(None)?;
+        }
+        self.writer.send_data_held(head, data)
     }
 
     /// Writes packets held by `send_begun_held`.

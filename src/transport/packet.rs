@@ -186,18 +186,22 @@ impl<R: Read> PacketReader<R> {
 /// layer each, eight of them in one write cost one.
 pub const WRITE_BATCH: usize = 256 * 1024;
 
-/// Seals packets straight into its output buffer and writes them.
+/// Seals packets into one output buffer and writes them from there.
 ///
-/// Why one buffer: a packet's payload is written in place (`begin`), framed and sealed
-/// there, and written to the socket from there, so bulk data is copied once, from the
-/// caller's slice into this buffer, and nothing is allocated per packet. Data packets may
-/// wait (`send_held`) until `WRITE_BATCH` bytes are ready; any other packet, and
-/// `flush_held`, writes everything that waits, in order.
+/// Why this shape: bulk data (`send_data_held`) is encrypted from the caller's buffer
+/// straight into the output buffer where the cipher allows it (`SealingKey::seal_into`), so
+/// the payload is not copied into a packet buffer first, and nothing is allocated per packet.
+/// Data packets wait until `WRITE_BATCH` bytes are ready, so eight 32 KiB packets cost one
+/// `write`; any other packet, and `flush_held`, writes everything that waits, in order. Other
+/// messages are small: they are built in `msg` (`begin`), sealed there and copied over.
 pub struct PacketWriter<W> {
     w: W,
-    /// Sealed packets not yet written, then the packet being built from `start`.
-    buf: Vec<u8>,
+    /// Sealed packets not yet written, `out[..start]`. Its length never changes: room for a
+    /// batch and one more packet of any size.
+    out: Vec<u8>,
     start: usize,
+    /// The message being built by `begin`'s caller.
+    msg: Vec<u8>,
     sealer: SealingKey,
     /// CPU of keystream helpers of sealers already replaced by a rekey.
     retired_helper_cpu_s: f64,
@@ -205,12 +209,16 @@ pub struct PacketWriter<W> {
     pub since_kex: Counters,
 }
 
+/// `out`'s fixed length: a batch, one more packet of the largest size, its tag and padding.
+const OUT_LEN: usize = WRITE_BATCH + MAX_PACKET_LEN + 1024;
+
 impl<W: Write> PacketWriter<W> {
     pub fn new(w: W) -> Self {
         Self {
             w,
-            buf: Vec::with_capacity(WRITE_BATCH + MAX_PACKET_LEN + 512),
+            out: vec![0; OUT_LEN],
             start: 0,
+            msg: Vec::with_capacity(4096),
             sealer: SealingKey::cleartext(),
             retired_helper_cpu_s: 0.0,
             seq: 0,
@@ -230,41 +238,50 @@ impl<W: Write> PacketWriter<W> {
         self.retired_helper_cpu_s + self.sealer.helper_cpu_seconds()
     }
 
-    /// The buffer to append the next payload to (after any held packets); the caller
-    /// appends the payload and calls `send` or `send_held`. Writing the payload in place
-    /// saves a copy of bulk data.
+    /// A cleared buffer for the next message; the caller appends the payload and calls
+    /// `send`.
     pub fn begin(&mut self) -> &mut Vec<u8> {
-        self.buf.truncate(self.start);
-        self.buf.resize(self.start + HEADER_LEN, 0);
-        &mut self.buf
+        self.msg.clear();
+        self.msg.resize(HEADER_LEN, 0);
+        &mut self.msg
     }
 
-    /// Frames and seals the begun packet in place; it joins the held ones.
-    fn seal_begun(&mut self) -> Result<()> {
-        let start = self.start;
-        self.sealer
-            .frame(&mut self.buf, start)
-            .map_err(packet_error)?;
-        self.sealer
-            .seal_in_place(self.seq, &mut self.buf[start..])
-            .map_err(packet_error)?;
+    /// Counts a packet of `wire` bytes (tag included) sealed at `seq`.
+    fn sealed(&mut self, wire: usize) {
         self.seq = self.seq.wrapping_add(1);
         let framing = self.sealer.framing();
         self.since_kex
-            .add(self.buf.len() - start - framing.tag_len, framing.block_len);
-        self.start = self.buf.len();
-        Ok(())
+            .add(wire - framing.tag_len, framing.block_len);
+        self.start += wire;
     }
 
-    /// Seals the begun packet and writes it, with everything held before it.
+    /// Seals the begun message and writes it, with everything held before it.
     pub fn send(&mut self) -> Result<()> {
-        self.seal_begun()?;
+        self.sealer.frame(&mut self.msg, 0).map_err(packet_error)?;
+        self.sealer
+            .seal_in_place(self.seq, &mut self.msg)
+            .map_err(packet_error)?;
+        let n = self.msg.len();
+        if self.start + n > self.out.len() {
+            self.flush_held()?;
+        }
+        self.out[self.start..self.start + n].copy_from_slice(&self.msg);
+        self.sealed(n);
         self.flush_held()
     }
 
-    /// Seals the begun packet and writes once `WRITE_BATCH` bytes wait.
-    pub fn send_held(&mut self) -> Result<()> {
-        self.seal_begun()?;
+    /// Seals a packet whose payload is `head` followed by `data` (e.g. a CHANNEL_DATA
+    /// header and the bytes) into the output buffer; writes once `WRITE_BATCH` bytes wait.
+    pub fn send_data_held(&mut self, head: &[u8], data: &[u8]) -> Result<()> {
+        let need = self.sealer.sealed_len(head.len() + data.len());
+        if self.start + need > self.out.len() {
+            self.flush_held()?;
+        }
+        let n = self
+            .sealer
+            .seal_into(self.seq, head, data, &mut self.out[self.start..])
+            .map_err(packet_error)?;
+        self.sealed(n);
         if self.start >= WRITE_BATCH {
             self.flush_held()?;
         }
@@ -274,11 +291,9 @@ impl<W: Write> PacketWriter<W> {
     /// Writes every sealed packet that waits.
     pub fn flush_held(&mut self) -> Result<()> {
         if self.start > 0 {
-            let written = self.w.write_all(&self.buf[..self.start]);
+            let n = std::mem::take(&mut self.start);
             // On error the connection is dead: the packets are dropped with it.
-            self.buf.clear();
-            self.start = 0;
-            written?;
+            self.w.write_all(&self.out[..n])?;
         }
         Ok(())
     }
@@ -326,12 +341,12 @@ mod tests {
     /// first, and every packet still gets its own sequence number.
     #[test]
     fn held_packets_are_written_in_order_in_batches() {
+        let big = WRITE_BATCH / 32768 + 1;
         let mut out = Vec::new();
         {
             let mut w = PacketWriter::new(&mut out);
             for i in 0..3u8 {
-                w.begin().extend_from_slice(&[i; 1000]);
-                w.send_held().unwrap();
+                w.send_data_held(&[i], &[i; 1000]).unwrap();
             }
             assert!(w.get_mut().is_empty(), "three small packets wait");
             w.send_payload(b"control").unwrap();
@@ -340,26 +355,26 @@ mod tests {
                 "a plain send writes the held ones first"
             );
             let before = w.get_mut().len();
-            for _ in 0..(WRITE_BATCH / 32768 + 1) {
-                w.begin().extend_from_slice(&[9; 32768]);
-                w.send_held().unwrap();
+            for _ in 0..big {
+                w.send_data_held(b"h", &[9; 32768]).unwrap();
             }
             assert!(w.get_mut().len() > before, "a full batch is written");
-            w.begin().extend_from_slice(b"tail");
-            w.send_held().unwrap();
+            w.send_data_held(b"", b"tail").unwrap();
             w.flush_held().unwrap();
-            assert_eq!(w.seq, 3 + 1 + (WRITE_BATCH / 32768 + 1) as u32 + 1);
+            assert_eq!(w.seq, 3 + 1 + big as u32 + 1);
         }
         let mut r = PacketReader::new(&out[..]);
         for i in 0..3u8 {
             r.read_next().unwrap();
-            assert_eq!(r.payload(), &[i; 1000][..]);
+            assert_eq!(r.payload()[0], i);
+            assert_eq!(&r.payload()[1..], &[i; 1000][..]);
         }
         r.read_next().unwrap();
         assert_eq!(r.payload(), b"control");
-        for _ in 0..(WRITE_BATCH / 32768 + 1) {
+        for _ in 0..big {
             r.read_next().unwrap();
-            assert_eq!(r.payload(), &[9; 32768][..]);
+            assert_eq!(r.payload()[0], b'h');
+            assert_eq!(&r.payload()[1..], &[9; 32768][..]);
         }
         r.read_next().unwrap();
         assert_eq!(r.payload(), b"tail");
