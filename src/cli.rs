@@ -386,7 +386,8 @@ pub struct ServeArgs {
 /// `--threads` of the native engine and `serve`, one text for both.
 const THREADS_HELP: &str = "Native engine and serve: threads that seal what we send. 2 computes \
     the keystream of aes*-ctr and chacha20-poly1305 ahead on a second core (other ciphers \
-    ignore it); off (1) by default: it only pays when a core is free";
+    ignore it); off (1) by default: it showed no reliable gain in the measurements (docs/bench-json.md), and a loss where the helper shares a CPU \
+    quota with the connection";
 
 #[derive(Debug, Clone, Args)]
 pub struct ConfigArgs {
