@@ -247,6 +247,9 @@ pub struct BenchArgs {
     /// Native engine: channel receive window we grant (e.g. 8M; 64K–1G). OpenSSH uses 2 MiB.
     #[arg(long, value_parser = parse_window)]
     pub window: Option<u32>,
+    #[arg(long, help = THREADS_HELP, default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub threads: u8,
     /// known_hosts file the native engine checks the server's key against, instead of
     /// `UserKnownHostsFile` from `ssh -G` (global files and StrictHostKeyChecking still apply).
     #[arg(long)]
@@ -375,7 +378,16 @@ pub struct ServeArgs {
     /// Rekey after this much data in one direction (e.g. 1M), below the cipher's own limit.
     #[arg(long, value_parser = parse_size)]
     pub rekey_limit: Option<u64>,
+    #[arg(long, help = THREADS_HELP, default_value_t = 1,
+          value_parser = clap::value_parser!(u8).range(1..=2))]
+    pub threads: u8,
 }
+
+/// `--threads` of the native engine and `serve`, one text for both.
+const THREADS_HELP: &str = "Native engine and serve: threads that seal what we send. 2 computes \
+    the keystream of aes*-ctr and chacha20-poly1305 ahead on a second core (other ciphers \
+    ignore it); off (1) by default: it showed no reliable gain in the measurements (docs/bench-json.md), and a loss where the helper shares a CPU \
+    quota with the connection";
 
 #[derive(Debug, Clone, Args)]
 pub struct ConfigArgs {

@@ -39,9 +39,13 @@ impl NativeEngine {
     pub fn open(opts: &Options) -> Result<Self> {
         let window = opts.native_window();
         let packet_size = opts.native_packet_size();
+        // Both ends of the in-process pair seal with the same number of threads.
+        let conn_opts = ConnOptions {
+            threads: opts.threads,
+            ..ConnOptions::default()
+        };
         let Some(target) = &opts.target else {
-            let server =
-                EmbeddedNative::start(Preferences::from_catalog(true), ConnOptions::default())?;
+            let server = EmbeddedNative::start(Preferences::from_catalog(true), conn_opts.clone())?;
             let mut client = server.client.clone();
             client.window = window;
             client.packet_size = packet_size;
@@ -74,7 +78,7 @@ impl NativeEngine {
             known_hosts: host_keys.user_files[0].clone(),
             // Only ok-graded algorithms to log in; each transfer offers just its own.
             prefs: preflight_offer(),
-            opts: ConnOptions::default(),
+            opts: conn_opts,
             window,
             packet_size,
             connect_timeout: Duration::from_secs(10),

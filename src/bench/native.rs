@@ -187,8 +187,9 @@ fn classify(e: Error) -> TransferError {
     }
 }
 
-/// Our client's channel as a data pipe. Client CPU is this thread's: the client work happens
-/// on the calling thread, and the in-process server's threads must not count as client CPU.
+/// Our client's channel as a data pipe. Client CPU is this thread's plus its keystream
+/// helpers' (`--threads 2`): the client work happens on the calling thread and its helpers,
+/// and the in-process server's threads must not count as client CPU.
 struct ChannelPipe<'a>(&'a mut Exec);
 
 impl DataPipe for ChannelPipe<'_> {
@@ -211,7 +212,7 @@ impl DataPipe for ChannelPipe<'_> {
     }
 
     fn client_cpu_s(&self) -> Option<f64> {
-        thread_cpu_seconds()
+        thread_cpu_seconds().map(|s| s + self.0.t.helper_cpu_seconds())
     }
 }
 

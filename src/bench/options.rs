@@ -42,6 +42,8 @@ pub struct Options {
     /// Native engine: largest data packet and channel window (None: the client's defaults).
     pub packet_size: Option<u32>,
     pub window: Option<u32>,
+    /// Native engine: threads that seal what we send (`transport::conn::Options::threads`).
+    pub threads: u8,
     /// Native engine: known_hosts file instead of `UserKnownHostsFile` from `ssh -G`.
     pub known_hosts: Option<PathBuf>,
     /// A ceiling measured elsewhere; it replaces any measurement.
@@ -69,6 +71,7 @@ impl Options {
             thorough: true,
             max_time_s: None,
             packet_size: None,
+            threads: 1,
             window: None,
             known_hosts: None,
             ceiling: None,

@@ -78,6 +78,7 @@ pub fn options(args: &BenchArgs) -> Options {
         max_time_s: args.max_time,
         packet_size: args.packet_size,
         window: args.window,
+        threads: args.threads,
         known_hosts: args.known_hosts.clone(),
         ceiling: args.ceiling.clone(),
         no_ceiling: args.no_ceiling,

@@ -60,6 +60,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         prefs: prefs.clone(),
         opts: Options {
             rekey_bytes: args.rekey_limit,
+            threads: args.threads,
             kex: Some(kex.iter().map(|k| k.to_string()).collect()),
             ..Options::default()
         },

@@ -302,6 +302,8 @@ impl Channel {
         on_event: &mut dyn FnMut(&Transport, Event) -> Result<()>,
     ) -> Result<()> {
         while !data.is_empty() {
+            // Waiting for window space reads (`next_event` → `recv`), which first writes
+            // the packets held so far.
             while self.remote_window == 0 {
                 let ev = self.next_event(t)?;
                 if matches!(ev, Event::Close) {
@@ -317,19 +319,22 @@ impl Channel {
             if n == 0 {
                 return Err(Error::protocol("channel maximum packet size is 0"));
             }
-            let buf = t.begin()?;
-            buf.reserve(ChannelData::HEADER_LEN + n);
-            ChannelData {
-                recipient: self.remote_id,
-                data: &data[..n],
-            }
-            .encode_into(buf);
-            t.send_begun()?;
+            t.send_data_held(&data_header(self.remote_id, n as u32), &data[..n])?;
             self.remote_window -= n as u64;
             data = &data[n..];
         }
-        Ok(())
+        t.flush_held()
     }
+}
+
+/// The CHANNEL_DATA payload up to its data (RFC 4254 §5.2: message number, recipient
+/// channel, data length): the data itself is sealed from the caller's buffer.
+fn data_header(recipient: u32, len: u32) -> [u8; ChannelData::HEADER_LEN] {
+    let mut h = [0u8; ChannelData::HEADER_LEN];
+    h[0] = n::CHANNEL_DATA;
+    h[1..5].copy_from_slice(&recipient.to_be_bytes());
+    h[5..9].copy_from_slice(&len.to_be_bytes());
+    h
 }
 
 /// Answers a global request (e.g. OpenSSH's hostkeys-00) with "not supported" if asked.
@@ -374,4 +379,23 @@ pub fn accept_open(t: &mut Transport, sender: u32, window: u32, packet_size: u32
         max_packet: DEFAULT_MAX_PACKET.max(packet_size),
         extra: b"",
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::Message;
+
+    #[test]
+    fn data_header_is_the_encoded_message_without_its_data() {
+        let data = [7u8; 33];
+        let whole = ChannelData {
+            recipient: 0x0102_0304,
+            data: &data,
+        }
+        .encode();
+        let head = data_header(0x0102_0304, 33);
+        assert_eq!(&whole[..head.len()], &head[..]);
+        assert_eq!(&whole[head.len()..], &data[..]);
+    }
 }

@@ -46,6 +46,11 @@ pub struct Options {
     pub kex: Option<Vec<String>>,
     /// Host key algorithms a client offers instead of all it can verify.
     pub host_keys: Option<Vec<String>>,
+    /// Threads that seal outgoing packets: 1 (the default, 0 counts as 1) seals on the
+    /// connection's own thread; 2 adds a helper that computes the keystream ahead for
+    /// counter-mode ciphers and chacha20-poly1305 (`SealingKey::with_keystream_ahead`). Other
+    /// ciphers ignore it: their keystream depends on the data or they have none.
+    pub threads: u8,
 }
 
 impl Options {
@@ -160,6 +165,12 @@ impl Transport {
         self.reader.get_ref()
     }
 
+    /// CPU seconds the keystream helpers of this connection's sending direction have used
+    /// (0 with `threads` 1): the connection's CPU is its own thread's plus this.
+    pub fn helper_cpu_seconds(&self) -> f64 {
+        self.writer.helper_cpu_seconds()
+    }
+
     /// Receives the next message above the transport layer; its payload is `payload()`.
     pub fn recv(&mut self) -> Result<()> {
         loop {
@@ -169,6 +180,8 @@ impl Transport {
                 return Ok(());
             }
             self.current = None;
+            // Data packets may still wait in the writer; the peer's answer may depend on them.
+            self.writer.flush_held()?;
             if self.reader.since_kex.blocks >= self.limit_blocks_in {
                 self.rekey(None)?;
                 continue;
@@ -214,6 +227,23 @@ impl Transport {
 
     pub fn send_begun(&mut self) -> Result<()> {
         self.writer.send()
+    }
+
+    /// Sends one bulk-data message whose payload is `head` followed by `data`, encrypted
+    /// from `data` where it is (no copy into a packet buffer first). The sealed packet may
+    /// wait in the writer's buffer so several go to the socket in one write: call
+    /// `flush_held` when the burst ends; any other send, and every `recv`, writes what waits
+    /// first. Rekeys first when a limit is reached.
+    pub fn send_data_held(&mut self, head: &[u8], data: &[u8]) -> Result<()> {
+        if self.writer.since_kex.blocks >= self.limit_blocks_out {
+            self.rekey(None)?;
+        }
+        self.writer.send_data_held(head, data)
+    }
+
+    /// Writes packets held by `send_begun_held`.
+    pub fn flush_held(&mut self) -> Result<()> {
+        self.writer.flush_held()
     }
 
     pub fn send(&mut self, payload: &[u8]) -> Result<()> {
@@ -404,7 +434,7 @@ impl Transport {
         let session_id = self.session_id.get_or_insert_with(|| h.clone()).clone();
         let (c2s, s2c) = kex::derive_keys(&neg, &shared, &h, &session_id)?;
         let (out_keys, in_keys) = if is_server { (s2c, c2s) } else { (c2s, s2c) };
-        let sealer = packet::sealer(&out_keys.keys())?;
+        let sealer = packet::sealer(&out_keys.keys(), self.opts.threads >= 2)?;
         let opener = packet::opener(&in_keys.keys())?;
         let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
 

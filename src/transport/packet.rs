@@ -28,9 +28,16 @@ impl Counters {
 }
 
 /// Keys for one direction as the key exchange derived them, ready for packets; a
-/// negotiated algorithm this build cannot run is a protocol error, not a crash.
-pub fn sealer(keys: &ciphers::DirectionKeys) -> Result<SealingKey> {
-    SealingKey::new(keys, None).map_err(|e| unsupported(&e))
+/// negotiated algorithm this build cannot run is a protocol error, not a crash. With
+/// `keystream_ahead`, a cipher that has a data-independent keystream gets a helper thread
+/// that computes it ahead (`SealingKey::with_keystream_ahead`); any other seals as usual.
+pub fn sealer(keys: &ciphers::DirectionKeys, keystream_ahead: bool) -> Result<SealingKey> {
+    if keystream_ahead && SealingKey::keystream_ahead_possible(keys.cipher) {
+        SealingKey::with_keystream_ahead(keys, None)
+    } else {
+        SealingKey::new(keys, None)
+    }
+    .map_err(|e| unsupported(&e))
 }
 
 /// See [`sealer`].
@@ -174,48 +181,120 @@ impl<R: Read> PacketReader<R> {
     }
 }
 
+/// Sealed packets held for one write reach at least this size before `send_held` writes
+/// them: a 32 KiB data packet per `write` costs a syscall and a trip through the socket
+/// layer each, eight of them in one write cost one.
+pub const WRITE_BATCH: usize = 256 * 1024;
+
+/// Seals packets into one output buffer and writes them from there.
+///
+/// Why this shape: bulk data (`send_data_held`) is encrypted from the caller's buffer
+/// straight into the output buffer where the cipher allows it (`SealingKey::seal_into`), so
+/// the payload is not copied into a packet buffer first, and nothing is allocated per packet.
+/// Data packets wait until `WRITE_BATCH` bytes are ready, so eight 32 KiB packets cost one
+/// `write`; any other packet, and `flush_held`, writes everything that waits, in order. Other
+/// messages are small: they are built in `msg` (`begin`), sealed there and copied over.
 pub struct PacketWriter<W> {
     w: W,
-    buf: Vec<u8>,
+    /// Sealed packets not yet written, `out[..start]`. Its length never changes: room for a
+    /// batch and one more packet of any size.
+    out: Vec<u8>,
+    start: usize,
+    /// The message being built by `begin`'s caller.
+    msg: Vec<u8>,
     sealer: SealingKey,
+    /// CPU of keystream helpers of sealers already replaced by a rekey.
+    retired_helper_cpu_s: f64,
     pub seq: u32,
     pub since_kex: Counters,
 }
+
+/// `out`'s fixed length: a batch, one more packet of the largest size, its tag and padding.
+const OUT_LEN: usize = WRITE_BATCH + MAX_PACKET_LEN + 1024;
 
 impl<W: Write> PacketWriter<W> {
     pub fn new(w: W) -> Self {
         Self {
             w,
-            buf: Vec::with_capacity(MAX_PACKET_LEN + 64),
+            out: vec![0; OUT_LEN],
+            start: 0,
+            msg: Vec::with_capacity(4096),
             sealer: SealingKey::cleartext(),
+            retired_helper_cpu_s: 0.0,
             seq: 0,
             since_kex: Counters::default(),
         }
     }
 
+    /// Packets sealed so far keep their keys: a rekey changes only the packets after it.
     pub fn set_sealer(&mut self, s: SealingKey) {
-        self.sealer = s;
+        let old = std::mem::replace(&mut self.sealer, s);
+        self.retired_helper_cpu_s += old.helper_cpu_seconds();
         self.since_kex = Counters::default();
     }
 
-    /// A cleared buffer for the next payload; the caller appends the payload and calls
-    /// `send`. Writing the payload in place saves a copy of bulk data.
-    pub fn begin(&mut self) -> &mut Vec<u8> {
-        self.buf.clear();
-        self.buf.resize(HEADER_LEN, 0);
-        &mut self.buf
+    /// CPU seconds of every keystream helper this writer's sealers have run.
+    pub fn helper_cpu_seconds(&self) -> f64 {
+        self.retired_helper_cpu_s + self.sealer.helper_cpu_seconds()
     }
 
-    pub fn send(&mut self) -> Result<()> {
-        self.sealer.frame(&mut self.buf, 0).map_err(packet_error)?;
-        self.sealer
-            .seal_in_place(self.seq, &mut self.buf)
-            .map_err(packet_error)?;
-        self.w.write_all(&self.buf)?;
+    /// A cleared buffer for the next message; the caller appends the payload and calls
+    /// `send`.
+    pub fn begin(&mut self) -> &mut Vec<u8> {
+        self.msg.clear();
+        self.msg.resize(HEADER_LEN, 0);
+        &mut self.msg
+    }
+
+    /// Counts a packet of `wire` bytes (tag included) sealed at `seq`.
+    fn sealed(&mut self, wire: usize) {
         self.seq = self.seq.wrapping_add(1);
         let framing = self.sealer.framing();
         self.since_kex
-            .add(self.buf.len() - framing.tag_len, framing.block_len);
+            .add(wire - framing.tag_len, framing.block_len);
+        self.start += wire;
+    }
+
+    /// Seals the begun message and writes it, with everything held before it.
+    pub fn send(&mut self) -> Result<()> {
+        self.sealer.frame(&mut self.msg, 0).map_err(packet_error)?;
+        self.sealer
+            .seal_in_place(self.seq, &mut self.msg)
+            .map_err(packet_error)?;
+        let n = self.msg.len();
+        if self.start + n > self.out.len() {
+            self.flush_held()?;
+        }
+        self.out[self.start..self.start + n].copy_from_slice(&self.msg);
+        self.sealed(n);
+        self.flush_held()
+    }
+
+    /// Seals a packet whose payload is `head` followed by `data` (e.g. a CHANNEL_DATA
+    /// header and the bytes) into the output buffer; writes once `WRITE_BATCH` bytes wait.
+    pub fn send_data_held(&mut self, head: &[u8], data: &[u8]) -> Result<()> {
+        let need = self.sealer.sealed_len(head.len() + data.len());
+        if self.start + need > self.out.len() {
+            self.flush_held()?;
+        }
+        let n = self
+            .sealer
+            .seal_into(self.seq, head, data, &mut self.out[self.start..])
+            .map_err(packet_error)?;
+        self.sealed(n);
+        if self.start >= WRITE_BATCH {
+            self.flush_held()?;
+        }
+        Ok(())
+    }
+
+    /// Writes every sealed packet that waits.
+    pub fn flush_held(&mut self) -> Result<()> {
+        if self.start > 0 {
+            let n = std::mem::take(&mut self.start);
+            // On error the connection is dead: the packets are dropped with it.
+            self.w.write_all(&self.out[..n])?;
+        }
         Ok(())
     }
 
@@ -226,6 +305,7 @@ impl<W: Write> PacketWriter<W> {
     }
 
     pub fn flush(&mut self) -> Result<()> {
+        self.flush_held()?;
         Ok(self.w.flush()?)
     }
 
@@ -254,6 +334,50 @@ mod tests {
         r.read_next().unwrap();
         assert_eq!(r.payload(), &[7u8; 1000][..]);
         assert_eq!(r.seq, 2);
+        assert!(matches!(r.read_next(), Err(Error::Closed)));
+    }
+
+    /// Held data packets wait for a batch, then leave in order; any other send writes them
+    /// first, and every packet still gets its own sequence number.
+    #[test]
+    fn held_packets_are_written_in_order_in_batches() {
+        let big = WRITE_BATCH / 32768 + 1;
+        let mut out = Vec::new();
+        {
+            let mut w = PacketWriter::new(&mut out);
+            for i in 0..3u8 {
+                w.send_data_held(&[i], &[i; 1000]).unwrap();
+            }
+            assert!(w.get_mut().is_empty(), "three small packets wait");
+            w.send_payload(b"control").unwrap();
+            assert!(
+                !w.get_mut().is_empty(),
+                "a plain send writes the held ones first"
+            );
+            let before = w.get_mut().len();
+            for _ in 0..big {
+                w.send_data_held(b"h", &[9; 32768]).unwrap();
+            }
+            assert!(w.get_mut().len() > before, "a full batch is written");
+            w.send_data_held(b"", b"tail").unwrap();
+            w.flush_held().unwrap();
+            assert_eq!(w.seq, 3 + 1 + big as u32 + 1);
+        }
+        let mut r = PacketReader::new(&out[..]);
+        for i in 0..3u8 {
+            r.read_next().unwrap();
+            assert_eq!(r.payload()[0], i);
+            assert_eq!(&r.payload()[1..], &[i; 1000][..]);
+        }
+        r.read_next().unwrap();
+        assert_eq!(r.payload(), b"control");
+        for _ in 0..big {
+            r.read_next().unwrap();
+            assert_eq!(r.payload()[0], b'h');
+            assert_eq!(&r.payload()[1..], &[9; 32768][..]);
+        }
+        r.read_next().unwrap();
+        assert_eq!(r.payload(), b"tail");
         assert!(matches!(r.read_next(), Err(Error::Closed)));
     }
 
@@ -317,7 +441,7 @@ mod regression {
     fn bad_mac_packet(cipher: &'static str, mac: &'static str) -> Vec<u8> {
         let mut out = Vec::new();
         let mut w = PacketWriter::new(&mut out);
-        w.set_sealer(sealer(&keys(cipher, mac, &[4; 64])).unwrap());
+        w.set_sealer(sealer(&keys(cipher, mac, &[4; 64]), false).unwrap());
         w.send_payload(&[94; 1000]).unwrap();
         out
     }

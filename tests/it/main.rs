@@ -19,6 +19,7 @@ mod locks;
 mod native_bench;
 mod native_malformed;
 mod native_pair;
+mod native_threads;
 mod pipeline_errors;
 mod pipeline_loopback;
 mod pipeline_vm;

@@ -18,7 +18,9 @@
 //! Dropping the consumer closes both channels, which wakes the helper wherever it waits; the
 //! drop then joins it, so no thread outlives its key.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 
 /// Chunks in flight: enough to keep the helper busy while the sealer works on one.
@@ -35,6 +37,17 @@ pub(crate) struct Ahead {
     filled: Option<Receiver<Chunk>>,
     used: Option<SyncSender<Vec<u8>>>,
     helper: Option<JoinHandle<()>>,
+    /// The helper's CPU time so far in nanoseconds, updated after every chunk: a caller that
+    /// reports its CPU per byte must count the helper's core too, or the helper would look free.
+    cpu_ns: Arc<AtomicU64>,
+}
+
+/// CPU time of the calling thread, in nanoseconds (0 if the clock is unavailable).
+fn thread_cpu_ns() -> u64 {
+    use nix::time::{clock_gettime, ClockId};
+    clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map(|t| t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+        .unwrap_or(0)
 }
 
 impl Ahead {
@@ -46,6 +59,8 @@ impl Ahead {
     {
         let (filled_tx, filled_rx) = mpsc::sync_channel::<Chunk>(DEPTH);
         let (used_tx, used_rx) = mpsc::sync_channel::<Vec<u8>>(DEPTH + 1);
+        let cpu_ns = Arc::new(AtomicU64::new(0));
+        let cpu = Arc::clone(&cpu_ns);
         let helper = std::thread::Builder::new()
             .name("keystream-ahead".into())
             .spawn(move || {
@@ -62,6 +77,7 @@ impl Ahead {
                         }
                     };
                     produce(tag, &mut bytes);
+                    cpu.store(thread_cpu_ns(), Ordering::Relaxed);
                     if filled_tx.send(Chunk { tag, bytes }).is_err() {
                         return;
                     }
@@ -73,7 +89,13 @@ impl Ahead {
             filled: Some(filled_rx),
             used: Some(used_tx),
             helper,
+            cpu_ns,
         }
+    }
+
+    /// CPU seconds the helper thread has used so far.
+    pub(crate) fn helper_cpu_seconds(&self) -> f64 {
+        self.cpu_ns.load(Ordering::Relaxed) as f64 / 1e9
     }
 
     /// The next chunk, or `None` if the helper could not be started or has stopped.
@@ -119,6 +141,7 @@ mod tests {
             assert!(c.bytes.iter().all(|&b| b == want as u8));
             a.recycle(c);
         }
+        assert!(a.helper_cpu_seconds() >= 0.0);
         drop(a); // joins; a hang here would fail the test by timeout
     }
 }

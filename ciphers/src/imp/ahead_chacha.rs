@@ -29,6 +29,8 @@ pub(crate) struct AheadChaChaPoly {
     backend: Backend,
     ahead: Option<Ahead>,
     next_seq: u32,
+    /// CPU seconds of helpers already stopped (a restart after a sequence-number jump).
+    retired_cpu_s: f64,
     poly: RawPoly1305,
     inline: Box<dyn Aead>,
 }
@@ -40,9 +42,17 @@ impl AheadChaChaPoly {
             backend,
             ahead: None,
             next_seq: 0,
+            retired_cpu_s: 0.0,
             poly: RawPoly1305::new(backend)?,
             inline,
         })
+    }
+
+    /// Stops the helper (joining it) and keeps its CPU time.
+    fn retire(&mut self) {
+        if let Some(a) = self.ahead.take() {
+            self.retired_cpu_s += a.helper_cpu_seconds();
+        }
     }
 
     fn start(&mut self, first: u32) -> Result<()> {
@@ -53,7 +63,7 @@ impl AheadChaChaPoly {
             Backend::Openssl => return Err(super::unavailable(Backend::Openssl)),
             Backend::Rust => crate_producer(&self.key),
         };
-        self.ahead = None; // joins the old helper first
+        self.retire();
         self.ahead = Some(Ahead::spawn(CHUNK, u64::from(first), produce));
         self.next_seq = first;
         Ok(())
@@ -119,7 +129,7 @@ impl Aead for AheadChaChaPoly {
         let chunk = self.ahead.as_mut().and_then(Ahead::next);
         self.next_seq = seq.wrapping_add(1);
         let Some(c) = chunk.filter(|c| c.tag as u32 == seq) else {
-            self.ahead = None;
+            self.retire();
             return self.inline.seal(seq, packet, tag);
         };
         if packet.len() - 4 > BODY {
@@ -146,5 +156,9 @@ impl Aead for AheadChaChaPoly {
 
     fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()> {
         self.inline.open(seq, packet, tag)
+    }
+
+    fn helper_cpu_seconds(&self) -> f64 {
+        self.retired_cpu_s + self.ahead.as_ref().map_or(0.0, Ahead::helper_cpu_seconds)
     }
 }

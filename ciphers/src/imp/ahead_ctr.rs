@@ -58,4 +58,8 @@ impl Crypt for AheadCtr {
         }
         Ok(())
     }
+
+    fn helper_cpu_seconds(&self) -> f64 {
+        self.ahead.helper_cpu_seconds()
+    }
 }

@@ -27,6 +27,17 @@ use crate::error::{Error, Result};
 pub(crate) trait Crypt: Send {
     /// Encrypts or decrypts `buf` in place; `buf.len()` is a multiple of the block size.
     fn apply(&mut self, buf: &mut [u8]) -> Result<()>;
+    /// Like `apply`, with `buf[at..at + data.len()]` still to be taken from `data`: a stream
+    /// cipher encrypts `data` from the caller's buffer straight into place, which spares the
+    /// copy of a packet's payload. The default copies, then applies in place.
+    fn apply_from(&mut self, buf: &mut [u8], at: usize, data: &[u8]) -> Result<()> {
+        buf[at..at + data.len()].copy_from_slice(data);
+        self.apply(buf)
+    }
+    /// CPU seconds spent on other threads for this cipher (a keystream helper); 0 without.
+    fn helper_cpu_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 /// A MAC keyed once per direction; the sequence number is its only per-packet input
@@ -46,6 +57,23 @@ pub(crate) trait Aead: Send {
     /// Verifies the tag, then decrypts `packet[4..]` in place and leaves the plaintext length
     /// in `packet[..4]`.
     fn open(&mut self, seq: u32, packet: &mut [u8], tag: &[u8]) -> Result<()>;
+    /// Like `seal`, with `packet[at..at + data.len()]` still to be taken from `data` (see
+    /// [`Crypt::apply_from`]). The default copies, then seals in place.
+    fn seal_from(
+        &mut self,
+        seq: u32,
+        packet: &mut [u8],
+        at: usize,
+        data: &[u8],
+        tag: &mut [u8],
+    ) -> Result<()> {
+        packet[at..at + data.len()].copy_from_slice(data);
+        self.seal(seq, packet, tag)
+    }
+    /// CPU seconds spent on other threads for this key (a keystream helper); 0 without.
+    fn helper_cpu_seconds(&self) -> f64 {
+        0.0
+    }
 }
 
 pub(crate) fn crypt(

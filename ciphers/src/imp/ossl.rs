@@ -95,6 +95,24 @@ impl Crypt for EvpCrypt {
         buf[head..].copy_from_slice(&tmp[..self.block]);
         Ok(())
     }
+
+    /// Stream modes (CTR, RC4: EVP block size 1) encrypt `data` straight into place; block
+    /// modes copy first.
+    fn apply_from(&mut self, buf: &mut [u8], at: usize, data: &[u8]) -> Result<()> {
+        if self.block > 1 {
+            buf[at..at + data.len()].copy_from_slice(data);
+            return self.apply(buf);
+        }
+        let err = |e| Error::openssl("cipher update", e);
+        let (head, rest) = buf.split_at_mut(at);
+        let (middle, tail) = rest.split_at_mut(data.len());
+        let n = head.len();
+        self.ctx.cipher_update_inplace(head, n).map_err(err)?;
+        self.ctx.cipher_update(data, Some(middle)).map_err(err)?;
+        let n = tail.len();
+        self.ctx.cipher_update_inplace(tail, n).map_err(err)?;
+        Ok(())
+    }
 }
 
 pub(super) fn crypt(
@@ -295,6 +313,30 @@ impl Aead for EvpChaChaPoly {
         let (len4, body) = packet.split_at_mut(4);
         self.xor_len(seq, len4)?;
         self.body(body)?;
+        tag.copy_from_slice(&self.poly.tag(&poly_key, packet)?);
+        Ok(())
+    }
+
+    /// ChaCha20 is a stream: the body before `at` and after the data are encrypted in
+    /// place, the data straight from the caller's buffer, in stream order.
+    fn seal_from(
+        &mut self,
+        seq: u32,
+        packet: &mut [u8],
+        at: usize,
+        data: &[u8],
+        tag: &mut [u8],
+    ) -> Result<()> {
+        let poly_key = self.start(seq)?;
+        let (len4, body) = packet.split_at_mut(4);
+        self.xor_len(seq, len4)?;
+        let (head, rest) = body.split_at_mut(at - 4);
+        let (middle, tail) = rest.split_at_mut(data.len());
+        self.body(head)?;
+        self.main
+            .cipher_update(data, Some(middle))
+            .map_err(|e| Error::openssl("chacha20 body", e))?;
+        self.body(tail)?;
         tag.copy_from_slice(&self.poly.tag(&poly_key, packet)?);
         Ok(())
     }

@@ -26,6 +26,17 @@ impl<C: StreamCipher + Send> Crypt for Stream<C> {
         self.0.apply_keystream(buf);
         Ok(())
     }
+
+    fn apply_from(&mut self, buf: &mut [u8], at: usize, data: &[u8]) -> Result<()> {
+        let (head, rest) = buf.split_at_mut(at);
+        let (middle, tail) = rest.split_at_mut(data.len());
+        self.0.apply_keystream(head);
+        self.0
+            .apply_keystream_b2b(data, middle)
+            .map_err(|_| Error::BadLength(data.len()))?;
+        self.0.apply_keystream(tail);
+        Ok(())
+    }
 }
 
 struct CbcEnc<C: BlockEncryptMut + BlockCipher>(cbc::Encryptor<C>);
