@@ -71,10 +71,15 @@ impl Budget {
     }
 }
 
-/// The disagreement between consecutive samples of one length the run has seen so far.
+/// What the run has seen so far: the disagreement between consecutive samples of one length,
+/// and the start cost of a sample.
 #[derive(Debug, Default)]
 pub struct Noise {
     diffs: Vec<f64>,
+    /// Per pair of samples of different lengths, the seconds a sample costs beyond its bytes
+    /// at the pair's rate (the intercept of time over bytes): window and congestion ramp-up,
+    /// the remote's start, a CPU quota's first throttled period.
+    starts: Vec<f64>,
 }
 
 impl Noise {
@@ -86,6 +91,34 @@ impl Noise {
     fn record(&mut self, d: f64) {
         self.diffs.push(d);
     }
+
+    /// Records the start cost two samples of different lengths imply.
+    fn record_start(&mut self, a: &Sample, b: &Sample) {
+        if let Some(s) = start_cost(a, b) {
+            self.starts.push(s);
+        }
+    }
+
+    /// The shortest sample the run can trust: long enough that the start cost it has seen
+    /// (median over pairs, so one noisy pair does not set it) is at most `NOISE_FLOOR` of the
+    /// sample, and never below `start_s` or above `longest_s`. Samples that agree with each
+    /// other but are all this short and all this low are what it catches: agreement alone
+    /// cannot, since every one of them pays the same start.
+    pub fn shortest_s(&self, a: &Adaptive) -> f64 {
+        let cost = stats::median(&self.starts).unwrap_or(0.0);
+        (cost / NOISE_FLOOR).max(a.start_s).min(a.longest_s)
+    }
+}
+
+/// The intercept of time over bytes through two samples of different sizes, seconds (0 when
+/// the pair implies none); None for samples of one size.
+pub fn start_cost(a: &Sample, b: &Sample) -> Option<f64> {
+    if a.bytes == b.bytes || a.seconds <= 0.0 || b.seconds <= 0.0 {
+        return None;
+    }
+    let (x1, x2) = (a.bytes as f64, b.bytes as f64);
+    let cost = (a.seconds * x2 - b.seconds * x1) / (x2 - x1);
+    Some(cost.max(0.0))
 }
 
 /// Relative difference of two rates, against their mean.
@@ -276,7 +309,8 @@ fn status(cipher: &str, direction: Direction, eta_s: Option<f64>, budget: &Budge
 }
 
 /// Warm-up sized to the shortest sample, then samples lengthened while a sample and the next,
-/// longer one disagree. Returns the sample size reached and the two samples that agreed (or
+/// longer one disagree, or while the longer one is shorter than the run's start cost allows
+/// (`Noise::shortest_s`). Returns the sample size reached and the two samples that agreed (or
 /// the two of the longest length).
 #[allow(clippy::too_many_arguments)]
 fn first_round(
@@ -316,6 +350,14 @@ fn first_round(
         }
     }
     let mut prev = take(size, budget)?;
+    // Once the warm-up has opened the connection's windows a sample can be faster than the
+    // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
+    let mut resized = 0;
+    while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
+        size = next_size(size, prev.seconds, noise.shortest_s(a));
+        prev = take(size, budget)?;
+        resized += 1;
+    }
     loop {
         let can_lengthen = prev.seconds < a.longest_s && size < MAX_SIZE && !budget.exhausted();
         let next = if can_lengthen {
@@ -332,7 +374,8 @@ fn first_round(
             return Ok((size, vec![prev, s]));
         }
         size = next;
-        if d <= noise.threshold() {
+        noise.record_start(&prev, &s);
+        if d <= noise.threshold() && prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
             return Ok((size, vec![prev, s]));
         }
         // The longer sample differs: the shorter one was not representative; drop it.
@@ -482,6 +525,45 @@ mod tests {
         };
         let rows = run_it(&mut ex, &plan(&["fast"]));
         assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
+    }
+
+    /// Samples that agree but all pay the same start: a 50 ms start at 100 MiB/s makes every
+    /// 0.25 s sample read about 20% low, and a pair of 0.25 s and 0.5 s ones disagree by less
+    /// than a tenth. The start cost the pair implies must lengthen them to where it is at most
+    /// the noise floor.
+    #[test]
+    fn a_start_cost_lengthens_samples_that_agree() {
+        let mut ex = Scripted {
+            rates: vec![("a", 100.0), ("b", 90.0)],
+            ramp_s: 0.05,
+            jitter: 0.0,
+            calls: vec![],
+        };
+        let mut a = adaptive();
+        a.max_samples = 2;
+        let rows = run(&mut ex, &plan(&["a", "b"]), &a, Context::default(), &Quiet).unwrap();
+        for r in &rows {
+            assert!(
+                r.sample_seconds.iter().all(|&s| s >= 0.05 / NOISE_FLOOR),
+                "{r:?}"
+            );
+            let truth = if r.cipher == "a" { 100.0 } else { 90.0 };
+            assert!(
+                r.median_mib_s.unwrap() >= truth * (1.0 - NOISE_FLOOR),
+                "{r:?}"
+            );
+        }
+        let pair = |mib: u64, secs: f64| Sample {
+            bytes: mib * MIB,
+            seconds: secs,
+            client_cpu_s: None,
+            server_cpu_s: None,
+            server_busy_s: None,
+            server_quota_cores: None,
+        };
+        let cost = start_cost(&pair(10, 0.15), &pair(20, 0.25)).unwrap();
+        assert!((cost - 0.05).abs() < 1e-9);
+        assert_eq!(start_cost(&pair(10, 0.1), &pair(10, 0.2)), None);
     }
 
     #[test]
