@@ -76,8 +76,8 @@ impl Budget {
 #[derive(Debug, Default)]
 pub struct Noise {
     diffs: Vec<f64>,
-    /// Per pair of samples of different lengths, the seconds a sample costs beyond its bytes
-    /// at the pair's rate (the intercept of time over bytes): window and congestion ramp-up,
+    /// Per agreeing pair of samples of different lengths, the seconds a sample costs beyond
+    /// its bytes at the pair's rate (the intercept of time over bytes): window and congestion ramp-up,
     /// the remote's start, a CPU quota's first throttled period.
     starts: Vec<f64>,
 }
@@ -374,9 +374,14 @@ fn first_round(
             return Ok((size, vec![prev, s]));
         }
         size = next;
-        noise.record_start(&prev, &s);
-        if d <= noise.threshold() && prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
-            return Ok((size, vec![prev, s]));
+        if d <= noise.threshold() {
+            // Only a pair that agrees says what the start costs: in one that disagrees the
+            // intercept is mostly the noise that made it disagree, and would lengthen every
+            // later row on a busy machine for nothing.
+            noise.record_start(&prev, &s);
+            if prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
+                return Ok((size, vec![prev, s]));
+            }
         }
         // The longer sample differs: the shorter one was not representative; drop it.
         prev = s;
