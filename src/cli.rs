@@ -208,8 +208,8 @@ pub struct BenchArgs {
     /// MACs to pair with non-AEAD ciphers (comma-separated). Default: the one the client would negotiate.
     #[arg(long, value_delimiter = ',')]
     pub macs: Vec<String>,
-    /// Timed samples per cipher and direction; with --adaptive rows below the leader stop after
-    /// two and contenders get up to two more than this.
+    /// Timed samples per cipher and direction with --thorough; by default rows below the leader
+    /// stop after two and contenders get up to two more than this.
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Untimed warm-up transfers before the samples (adaptive sizing always does at least one).
@@ -218,22 +218,22 @@ pub struct BenchArgs {
     /// Fixed bytes per transfer (e.g. 64M, 1G). Default: grow until a transfer lasts --min-duration.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
-    /// Shortest transfer adaptive sizing aims for, seconds; with --adaptive samples start at
+    /// Shortest transfer --thorough sizing aims for, seconds; by default samples start at
     /// 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
     #[arg(long, default_value_t = 2.0)]
     pub min_duration: f64,
-    /// The reference run (the default): --repeat samples of at least --min-duration each for
-    /// every row.
+    /// The reference run: --repeat samples of at least --min-duration each for every row and a
+    /// fixed warm-up, no racing (slower; what the default mode is checked against). Default:
+    /// samples sized by stability (starting at 0.25 s) and rows whose whole range lies below
+    /// the leader's stopped after two samples.
     #[arg(long)]
     pub thorough: bool,
-    /// Quicker, experimental: samples sized by stability (starting at 0.25 s) and rows whose
-    /// whole range lies below the leader's stopped after two samples. Not yet the default: its
-    /// figures can read low against a CPU-starved server (docs/time-to-answer.md).
-    #[arg(long, conflicts_with = "thorough")]
+    /// The default mode; accepted so scripts written for it keep working (no effect).
+    #[arg(long, hide = true, conflicts_with = "thorough")]
     pub adaptive: bool,
-    /// With --adaptive: stop sampling contenders once the run has lasted this long (e.g. 30s,
-    /// 2m); every row still gets its first samples.
-    #[arg(long, value_parser = crate::units::parse_duration, requires = "adaptive")]
+    /// Stop sampling contenders once the run has lasted this long (e.g. 30s, 2m); every row
+    /// still gets its first samples. Not with --thorough.
+    #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough")]
     pub max_time: Option<f64>,
     #[arg(long, value_enum, default_value_t = Directions::Both)]
     pub direction: Directions,
@@ -478,7 +478,8 @@ pub struct SpeedArgs {
     /// Crypto backend(s) to time.
     #[arg(long, value_enum, default_value_t = CryptoChoice::Both)]
     pub crypto: CryptoChoice,
-    /// CPU seconds each sample lasts at least (openssl speed runs whole seconds).
+    /// CPU seconds a sample may last: samples start at 0.1 s and double while they disagree
+    /// by more than 5%, up to this. The `openssl speed` reference runs once for 1 s.
     #[arg(long, default_value_t = 1.0, value_parser = parse_min_time)]
     pub min_time: f64,
     /// Timed samples per row; the report shows their median and range.

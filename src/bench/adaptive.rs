@@ -73,10 +73,15 @@ impl Budget {
     }
 }
 
-/// The disagreement between consecutive samples of one length the run has seen so far.
+/// What the run has seen so far: the disagreement between consecutive samples of one length,
+/// and the start cost of a sample.
 #[derive(Debug, Default)]
 pub struct Noise {
     diffs: Vec<f64>,
+    /// Per agreeing pair of samples of different lengths, the seconds a sample costs beyond
+    /// its bytes at the pair's rate (the intercept of time over bytes): window and congestion ramp-up,
+    /// the remote's start, a CPU quota's first throttled period.
+    starts: Vec<f64>,
 }
 
 impl Noise {
@@ -88,6 +93,34 @@ impl Noise {
     fn record(&mut self, d: f64) {
         self.diffs.push(d);
     }
+
+    /// Records the start cost two samples of different lengths imply.
+    fn record_start(&mut self, a: &Sample, b: &Sample) {
+        if let Some(s) = start_cost(a, b) {
+            self.starts.push(s);
+        }
+    }
+
+    /// The shortest sample the run can trust: long enough that the start cost it has seen
+    /// (median over pairs, so one noisy pair does not set it) is at most `NOISE_FLOOR` of the
+    /// sample, and never below `start_s` or above `longest_s`. Samples that agree with each
+    /// other but are all this short and all this low are what it catches: agreement alone
+    /// cannot, since every one of them pays the same start.
+    pub fn shortest_s(&self, a: &Adaptive) -> f64 {
+        let cost = stats::median(&self.starts).unwrap_or(0.0);
+        (cost / NOISE_FLOOR).max(a.start_s).min(a.longest_s)
+    }
+}
+
+/// The intercept of time over bytes through two samples of different sizes, seconds (0 when
+/// the pair implies none); None for samples of one size.
+pub fn start_cost(a: &Sample, b: &Sample) -> Option<f64> {
+    if a.bytes == b.bytes || a.seconds <= 0.0 || b.seconds <= 0.0 {
+        return None;
+    }
+    let (x1, x2) = (a.bytes as f64, b.bytes as f64);
+    let cost = (a.seconds * x2 - b.seconds * x1) / (x2 - x1);
+    Some(cost.max(0.0))
 }
 
 /// Relative difference of two rates, against their mean.
@@ -126,7 +159,9 @@ pub fn run(
     ctx: Context,
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
-    let total = sampling.pairs.len() * sampling.directions.len();
+    // Steps: every row's first round, then each racing sample (added to the total per round),
+    // so the progress's ETA follows the run as racing decides how long it is.
+    let mut total = sampling.pairs.len() * sampling.directions.len();
     progress.begin(total as u64);
     let mut budget = Budget::new(sampling.max_time_s);
     let mut noise = Noise::default();
@@ -150,9 +185,7 @@ pub fn run(
                 failed.push((index, r));
                 continue;
             }
-            let done = index as f64;
-            let eta = (done > 0.0).then(|| budget.spent_s() / done * (total as f64 - done));
-            progress.status(&status(cipher, direction, eta, &budget));
+            progress.status(&status(cipher, direction, &budget));
             let first = first_round(
                 exec,
                 sampling,
@@ -164,16 +197,19 @@ pub fn run(
                 direction,
             );
             match first {
-                Ok((size, samples)) => rows.push(Row {
-                    cipher: cipher.clone(),
-                    mac: mac.clone(),
-                    direction,
-                    size,
-                    samples,
-                    error: None,
-                    stopped: None,
-                    done: false,
-                }),
+                Ok((size, samples)) => {
+                    progress.step(&sample_line(cipher, direction, "first round", &samples));
+                    rows.push(Row {
+                        cipher: cipher.clone(),
+                        mac: mac.clone(),
+                        direction,
+                        size,
+                        samples,
+                        error: None,
+                        stopped: None,
+                        done: false,
+                    })
+                }
                 Err(TransferError::Fatal(e)) => return Err(e),
                 Err(TransferError::Refused(why)) => {
                     refused = Some(why.clone());
@@ -205,10 +241,12 @@ pub fn run(
             }
             break;
         }
+        total += open.len();
+        progress.begin(total as u64);
         for i in open {
             process::check_interrupted()?;
             let r = &mut rows[i];
-            progress.status(&status(&r.cipher, r.direction, None, &budget));
+            progress.status(&status(&r.cipher, r.direction, &budget));
             let job = Job {
                 cipher: &r.cipher,
                 mac: r.mac.as_deref(),
@@ -224,11 +262,13 @@ pub fn run(
                         }
                     }
                     r.samples.push(s);
+                    progress.step(&sample_line(&r.cipher, r.direction, "racing", &r.samples));
                 }
                 Err(TransferError::Fatal(e)) => return Err(e),
                 Err(TransferError::Failed(why) | TransferError::Refused(why)) => {
                     r.error = Some(format!("after {} samples: {why}", r.samples.len()));
                     r.done = true;
+                    progress.step(&format!("{} {}: {}", r.cipher, r.direction, why));
                 }
             }
         }
@@ -257,28 +297,37 @@ pub fn run(
             row.verdict_reason = None;
             row.verdict_rule = None;
         }
-        progress.step(&row_line(&row));
         *slot = Some(row);
     }
     progress.finish();
     Ok(out.into_iter().flatten().collect())
 }
 
-/// The progress line: what is measured and, once known, about how long the run has left
-/// (capped by `--max-time`).
-fn status(cipher: &str, direction: Direction, eta_s: Option<f64>, budget: &Budget) -> String {
-    let left = match (eta_s, budget.max_s) {
-        (Some(e), Some(m)) => Some(e.min((m - budget.spent_s()).max(0.0))),
-        (e, _) => e,
-    };
-    match left {
-        Some(s) => format!("{cipher} {direction} (~{s:.0} s left)"),
+/// The progress status: what is measured and, under `--max-time`, how much of it is left (the
+/// progress display's own ETA comes from the steps).
+fn status(cipher: &str, direction: Direction, budget: &Budget) -> String {
+    match budget.max_s {
+        Some(m) => format!(
+            "{cipher} {direction} (max-time: {:.0} s left)",
+            (m - budget.spent_s()).max(0.0)
+        ),
         None => format!("{cipher} {direction}"),
     }
 }
 
+/// `aes128-ctr upload: racing, 412.3 MiB/s median of 3 samples`.
+fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sample]) -> String {
+    let mib: Vec<f64> = samples.iter().map(|s| s.mib_s()).collect();
+    let median = stats::median(&mib).unwrap_or(0.0);
+    format!(
+        "{cipher} {direction}: {phase}, {median:.1} MiB/s median of {} samples",
+        samples.len()
+    )
+}
+
 /// Warm-up sized to the shortest sample, then samples lengthened while a sample and the next,
-/// longer one disagree. Returns the sample size reached and the two samples that agreed (or
+/// longer one disagree, or while the longer one is shorter than the run's start cost allows
+/// (`Noise::shortest_s`). Returns the sample size reached and the two samples that agreed (or
 /// the two of the longest length).
 #[allow(clippy::too_many_arguments)]
 fn first_round(
@@ -318,6 +367,14 @@ fn first_round(
         }
     }
     let mut prev = take(size, budget)?;
+    // Once the warm-up has opened the connection's windows a sample can be faster than the
+    // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
+    let mut resized = 0;
+    while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
+        size = next_size(size, prev.seconds, noise.shortest_s(a));
+        prev = take(size, budget)?;
+        resized += 1;
+    }
     loop {
         let can_lengthen = prev.seconds < a.longest_s && size < MAX_SIZE && !budget.exhausted();
         let next = if can_lengthen {
@@ -335,7 +392,13 @@ fn first_round(
         }
         size = next;
         if d <= noise.threshold() {
-            return Ok((size, vec![prev, s]));
+            // Only a pair that agrees says what the start costs: in one that disagrees the
+            // intercept is mostly the noise that made it disagree, and would lengthen every
+            // later row on a busy machine for nothing.
+            noise.record_start(&prev, &s);
+            if prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
+                return Ok((size, vec![prev, s]));
+            }
         }
         // The longer sample differs: the shorter one was not representative; drop it.
         prev = s;
@@ -484,6 +547,45 @@ mod tests {
         };
         let rows = run_it(&mut ex, &plan(&["fast"]));
         assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
+    }
+
+    /// Samples that agree but all pay the same start: a 50 ms start at 100 MiB/s makes every
+    /// 0.25 s sample read about 20% low, and a pair of 0.25 s and 0.5 s ones disagree by less
+    /// than a tenth. The start cost the pair implies must lengthen them to where it is at most
+    /// the noise floor.
+    #[test]
+    fn a_start_cost_lengthens_samples_that_agree() {
+        let mut ex = Scripted {
+            rates: vec![("a", 100.0), ("b", 90.0)],
+            ramp_s: 0.05,
+            jitter: 0.0,
+            calls: vec![],
+        };
+        let mut a = adaptive();
+        a.max_samples = 2;
+        let rows = run(&mut ex, &plan(&["a", "b"]), &a, Context::default(), &Quiet).unwrap();
+        for r in &rows {
+            assert!(
+                r.sample_seconds.iter().all(|&s| s >= 0.05 / NOISE_FLOOR),
+                "{r:?}"
+            );
+            let truth = if r.cipher == "a" { 100.0 } else { 90.0 };
+            assert!(
+                r.median_mib_s.unwrap() >= truth * (1.0 - NOISE_FLOOR),
+                "{r:?}"
+            );
+        }
+        let pair = |mib: u64, secs: f64| Sample {
+            bytes: mib * MIB,
+            seconds: secs,
+            client_cpu_s: None,
+            server_cpu_s: None,
+            server_busy_s: None,
+            server_quota_cores: None,
+        };
+        let cost = start_cost(&pair(10, 0.15), &pair(20, 0.25)).unwrap();
+        assert!((cost - 0.05).abs() < 1e-9);
+        assert_eq!(start_cost(&pair(10, 0.1), &pair(10, 0.2)), None);
     }
 
     #[test]

@@ -74,6 +74,7 @@ impl Engine for OpenSshEngine {
     fn preflight(&mut self, opts: &Options) -> Result<Facts> {
         let offer = probe_target(&self.target, &self.resolved, Duration::from_secs(10))?;
         let info = self.exec.preflight()?;
+        self.exec.reuse = info.get("exact_head").as_deref() == Some("yes");
         process::check_interrupted()?;
         let loopback = !self.proxied && is_loopback(&self.resolved.hostname);
         // The path's RTT and our address on it, from connects to the ssh port (not over

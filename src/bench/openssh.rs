@@ -5,7 +5,7 @@ use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
 use super::remote;
 use super::transfer::{self, DataPipe, Step};
-use crate::process::{self, drain_stderr, last_line, ChildGuard};
+use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
 use crate::sysinfo::process_cpu_seconds;
 use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;
@@ -23,6 +23,10 @@ pub struct OpenSsh {
     /// Set when a CPU quota below one core holds both `ssh` and this process: they then draw
     /// from one budget, and the client CPU figure must count our own feeding/draining too.
     shared_quota: bool,
+    /// Whether transfers share one `ssh` per cipher (the server's `head -c` stops at its
+    /// count; set from the preflight's `exact_head`).
+    pub reuse: bool,
+    sessions: Vec<Session>,
 }
 
 impl OpenSsh {
@@ -35,6 +39,8 @@ impl OpenSsh {
             target,
             payload,
             shared_quota,
+            reuse: false,
+            sessions: Vec::new(),
         }
     }
 
@@ -100,53 +106,26 @@ impl Executor for OpenSsh {
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         process::check_interrupted()?;
+        if self.reuse {
+            return self.transfer_in_session(job);
+        }
         let script = match job.direction {
             Direction::Upload => remote::upload_script(),
             Direction::Download => remote::download_script(job.bytes),
         };
-        let mut cmd = self.command(Some(job.cipher), job.mac, &script);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
-        let stderr = drain_stderr(child.child_mut());
-        let pid = child.id();
-        let mut pipe = ChildPipe {
-            out: BufReader::with_capacity(
-                256 * 1024,
-                child.child_mut().stdout.take().expect("stdout piped"),
-            ),
-            stdin: child.child_mut().stdin.take(),
-            pid,
-            shared_quota: self.shared_quota,
-            watchdog: Some(Watchdog::arm(pid, READY_TIMEOUT)),
-            stalled: false,
+        let mut session = self.spawn(job, &script, false)?;
+        let result = transfer::drive(&mut session.pipe, job, &self.payload);
+        let sample = match result {
+            Ok(s) => s,
+            Err(e) => return Err(session.fail(e, &self.target.destination)),
         };
-        let result = transfer::drive(&mut pipe, job, &self.payload);
-        let stalled = pipe.stalled();
-        pipe.on_ready();
+        let Session {
+            mut child,
+            stderr,
+            pipe,
+            ..
+        } = session;
         drop(pipe);
-        let result = match result {
-            Ok(s) => Ok(s),
-            Err(e) => {
-                let status = child.wait_timeout(Duration::from_secs(5)).ok();
-                process::check_interrupted()?;
-                let text = stderr.text(Duration::from_secs(5));
-                let code = status.and_then(|s| s.code());
-                Err(match e {
-                    Step::NotReady(_) if stalled => TransferError::Failed(format!(
-                        "no answer from the remote command within {} s of starting ssh (a \
-                         slow login, or a shell startup file on the server that waits?)",
-                        READY_TIMEOUT.as_secs()
-                    )),
-                    Step::NotReady(_) => classify(&text, code, &self.target.destination),
-                    Step::Lost(e) => lost(e.to_string(), &text, code, &self.target.destination),
-                    Step::Ended(detail) => lost(detail, &text, code, &self.target.destination),
-                    Step::Bad(msg) => TransferError::Failed(msg),
-                })
-            }
-        };
-        let sample = result?;
         let status = child
             .wait_timeout(Duration::from_secs(30))
             .map_err(|e| TransferError::Failed(format!("waiting for ssh: {e}")))?;
@@ -161,6 +140,125 @@ impl Executor for OpenSsh {
     }
 }
 
+impl OpenSsh {
+    /// Starts `ssh` with `job`'s cipher and MAC running `script`; its login watchdog armed.
+    fn spawn(&self, job: &Job, script: &str, framed: bool) -> Result<Session, TransferError> {
+        let mut cmd = self.command(Some(job.cipher), job.mac, script);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
+        let stderr = drain_stderr(child.child_mut());
+        let pid = child.id();
+        let pipe = ChildPipe {
+            out: BufReader::with_capacity(
+                256 * 1024,
+                child.child_mut().stdout.take().expect("stdout piped"),
+            ),
+            stdin: child.child_mut().stdin.take(),
+            pid,
+            shared_quota: self.shared_quota,
+            watchdog: Some(Watchdog::arm(pid, READY_TIMEOUT)),
+            stalled: false,
+            framed,
+        };
+        Ok(Session {
+            cipher: job.cipher.to_string(),
+            mac: job.mac.map(String::from),
+            child,
+            stderr,
+            pipe,
+        })
+    }
+
+    /// One `ssh` per (cipher, MAC) carries its warm-up and every sample of both directions:
+    /// the handshake and login happen before the first READY, so they stay outside every
+    /// figure, and are paid once instead of once per transfer. The few most recently used
+    /// sessions stay open for the racing rounds; a failed one is closed and the next transfer
+    /// of its cipher starts afresh.
+    fn transfer_in_session(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        let found = self
+            .sessions
+            .iter()
+            .position(|s| s.cipher == job.cipher && s.mac.as_deref() == job.mac);
+        let mut session = match found {
+            Some(i) => self.sessions.remove(i),
+            None => {
+                while self.sessions.len() >= MAX_SESSIONS {
+                    self.sessions.remove(0).close();
+                }
+                self.spawn(job, &remote::session_script(), true)?
+            }
+        };
+        match transfer::drive(&mut session.pipe, job, &self.payload) {
+            Ok(s) => {
+                self.sessions.push(session);
+                Ok(s)
+            }
+            Err(e) => Err(session.fail(e, &self.target.destination)),
+        }
+    }
+
+    /// Ends every open session (also done on drop).
+    pub fn close_sessions(&mut self) {
+        for s in self.sessions.drain(..) {
+            s.close();
+        }
+    }
+}
+
+impl Drop for OpenSsh {
+    fn drop(&mut self) {
+        self.close_sessions();
+    }
+}
+
+/// Sessions kept open at once: enough for the racing rounds' contenders.
+const MAX_SESSIONS: usize = 4;
+
+/// One running `ssh` and its pipes.
+struct Session {
+    cipher: String,
+    mac: Option<String>,
+    child: ChildGuard,
+    stderr: StderrDrain,
+    pipe: ChildPipe,
+}
+
+impl Session {
+    /// Stops the session after a failed transfer and names the cause in one line.
+    fn fail(mut self, e: Step<std::io::Error>, dest: &str) -> TransferError {
+        let stalled = self.pipe.stalled();
+        self.pipe.on_ready();
+        drop(self.pipe);
+        let status = self.child.wait_timeout(Duration::from_secs(5)).ok();
+        if let Err(e) = process::check_interrupted() {
+            return e.into();
+        }
+        let text = self.stderr.text(Duration::from_secs(5));
+        let code = status.and_then(|s| s.code());
+        match e {
+            Step::NotReady(_) if stalled => TransferError::Failed(format!(
+                "no answer from the remote command within {} s of starting ssh (a \
+                 slow login, or a shell startup file on the server that waits?)",
+                READY_TIMEOUT.as_secs()
+            )),
+            Step::NotReady(_) => classify(&text, code, dest),
+            Step::Lost(e) => lost(e.to_string(), &text, code, dest),
+            Step::Ended(detail) => lost(detail, &text, code, dest),
+            Step::Bad(msg) => TransferError::Failed(msg),
+        }
+    }
+
+    /// Ends the remote loop by closing its input; a session that does not leave in time is
+    /// killed when its guard drops.
+    fn close(mut self) {
+        self.pipe.on_ready();
+        drop(self.pipe);
+        let _ = self.child.wait_timeout(Duration::from_secs(5));
+    }
+}
+
 /// The `ssh` child's stdin and stdout as a data pipe; its CPU from `/proc/PID/stat`.
 struct ChildPipe {
     out: BufReader<ChildStdout>,
@@ -170,6 +268,8 @@ struct ChildPipe {
     /// Kills a login that never reaches READY; disarmed when it does.
     watchdog: Option<Watchdog>,
     stalled: bool,
+    /// Carries many transfers (`remote::session_script`).
+    framed: bool,
 }
 
 impl DataPipe for ChildPipe {
@@ -226,6 +326,10 @@ impl DataPipe for ChildPipe {
             self.stalled = w.fired();
             w.disarm();
         }
+    }
+
+    fn framed(&self) -> bool {
+        self.framed
     }
 }
 

@@ -31,11 +31,10 @@ pub struct Options {
     /// Fixed bytes per transfer; None: grow until one lasts `min_duration_s`.
     pub size: Option<u64>,
     pub min_duration_s: f64,
-    /// The reference settings (the default): `repeat` samples of at least `min_duration_s`,
-    /// fixed warm-up, every row sampled in full. Off (`--adaptive`, opt-in): samples start short
-    /// and lengthen only while they disagree, and rows below the leader stop early
-    /// (`bench::adaptive`). Not the default while short samples read low against a CPU-starved
-    /// server (docs/time-to-answer.md).
+    /// The reference settings (`--thorough`): `repeat` samples of at least `min_duration_s`,
+    /// fixed warm-up, every row sampled in full. Off (the default): samples start short and
+    /// lengthen only while they disagree, and rows below the leader stop early
+    /// (`bench::adaptive`).
     pub thorough: bool,
     /// The default mode stops sampling contenders after this many seconds per engine.
     pub max_time_s: Option<f64>,
@@ -68,7 +67,7 @@ impl Options {
             warmup: 1,
             size: None,
             min_duration_s: 2.0,
-            thorough: true,
+            thorough: false,
             max_time_s: None,
             packet_size: None,
             threads: 1,

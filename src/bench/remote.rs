@@ -39,7 +39,9 @@ echo "SSHTUNE-INFO receivers=$R";"#
 /// session process shares its budget with this shell and the sink/source it runs, so `u` then
 /// adds their ticks (own + reaped children): the figure compared with the quota is the group's. Contains no single quote, since
 /// it travels inside `sh -c '...'`.
-const PRELUDE: &str = concat!(
+macro_rules! setup_snippet {
+    () => {
+        concat!(
     r#"P=$PPID; f=0; i=0;
 while [ $i -lt 4 ]; do c=$(cat /proc/$P/comm 2>/dev/null);
  case "$c" in sshd*|dropbear*|sshtune*) f=1; break;; esac;
@@ -54,9 +56,49 @@ s(){ read -r l 2>/dev/null < /proc/stat || return 0; set -- $l; shift; IFS=,; ec
 "#,
     quota_snippet!(),
     r#"
-g=0; case "$q" in [0-9]*,[0-9]*) [ "${q%%,*}" -lt "${q##*,}" ] && g=1;; esac;
-echo "SSHTUNE-READY pid=$P comm=$c tck=$K cpu=$(u) stat=$(s) quota=$q";"#
-);
+g=0; case "$q" in [0-9]*,[0-9]*) [ "${q%%,*}" -lt "${q##*,}" ] && g=1;; esac;"#
+        )
+    };
+}
+
+/// The READY line, from the variables the setup defined.
+macro_rules! ready_snippet {
+    () => {
+        r#"echo "SSHTUNE-READY pid=$P comm=$c tck=$K cpu=$(u) stat=$(s) quota=$q";"#
+    };
+}
+
+const PRELUDE: &str = concat!(setup_snippet!(), " ", ready_snippet!());
+
+/// One session for many transfers: after the setup it reads a command line per transfer,
+/// `up N` (then exactly N bytes follow on stdin) or `down N`, and answers each with its own
+/// READY and DONE lines, so the login, the shell's start and the search for the session
+/// process are paid once per connection instead of once per sample. `head -c N` must stop
+/// after exactly N bytes (the preflight's `exact_head`), or the next command line would be
+/// swallowed. The upload's DONE carries head's status, not a count: the client keeps its
+/// input open, so head can only return once all N bytes have arrived. Any other line, or the
+/// end of stdin, ends the session.
+pub fn session_script() -> String {
+    wrap(concat!(
+        setup_snippet!(),
+        r#" while read -r o n; do case "$o" in
+ up) "#,
+        ready_snippet!(),
+        r#" head -c "$n" > /dev/null; r=$?; echo "SSHTUNE-DONE rc=$r cpu=$(u) stat=$(s)";;
+ down) "#,
+        ready_snippet!(),
+        r#" head -c "$n" /dev/zero; r=$?; echo "SSHTUNE-DONE rc=$r cpu=$(u) stat=$(s)";;
+ *) exit 2;; esac; done"#
+    ))
+}
+
+/// The command line that starts one transfer of a session (`session_script`).
+pub fn session_request(direction: super::model::Direction, bytes: u64) -> String {
+    match direction {
+        super::model::Direction::Upload => format!("up {bytes}\n"),
+        super::model::Direction::Download => format!("down {bytes}\n"),
+    }
+}
 
 /// Counts and discards stdin, then reports the count and the CPU counters.
 pub fn upload_script() -> String {
@@ -82,6 +124,7 @@ echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)
 echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)";
 echo "SSHTUNE-INFO sshtune=$(command -v sshtune 2>/dev/null)";
 echo "SSHTUNE-INFO boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)";
+e=$(printf abcdef | { head -c 2 > /dev/null; cat; }); [ "$e" = cdef ] && e=yes || e=no; echo "SSHTUNE-INFO exact_head=$e";
 "#,
         receivers_snippet!(),
         r#"
@@ -251,10 +294,44 @@ mod tests {
 
     #[test]
     fn scripts_are_single_quote_safe() {
-        for s in [upload_script(), download_script(5), preflight_script()] {
+        for s in [
+            upload_script(),
+            download_script(5),
+            preflight_script(),
+            session_script(),
+        ] {
             assert!(s.starts_with("sh -c '") && s.ends_with('\''));
             assert_eq!(s.matches('\'').count(), 2, "{s}");
         }
+    }
+
+    /// The session loop under a real `sh`: two transfers on one input, each framed by its own
+    /// READY and DONE, the upload's bytes consumed exactly (the next request still parses).
+    #[test]
+    fn session_script_runs_transfers_in_turn() {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(session_script())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = session_request(super::super::model::Direction::Upload, 5).into_bytes();
+        input.extend_from_slice(b"abcde");
+        input.extend(session_request(super::super::model::Direction::Download, 3).into_bytes());
+        child.stdin.take().unwrap().write_all(&input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(Ready::parse(lines[0]).is_some());
+        assert_eq!(tokens(done(lines[1]).unwrap()).get("rc"), Some(&"0"));
+        assert!(Ready::parse(lines[2]).is_some());
+        let last = lines[3].strip_prefix("\0\0\0").unwrap();
+        assert_eq!(tokens(done(last).unwrap()).get("rc"), Some(&"0"));
     }
 
     #[test]

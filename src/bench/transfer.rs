@@ -23,6 +23,12 @@ pub trait DataPipe {
     fn client_cpu_s(&self) -> Option<f64>;
     /// Called once READY has arrived (e.g. to stop a login watchdog).
     fn on_ready(&mut self) {}
+    /// Whether this pipe carries many transfers (`remote::session_script`): each starts with a
+    /// request line, an upload ends after its byte count instead of at the end of input, and
+    /// its DONE line carries the sink's status instead of a count.
+    fn framed(&self) -> bool {
+        false
+    }
 }
 
 /// Why a transfer stopped; each engine turns it into its `TransferError`.
@@ -44,6 +50,10 @@ pub fn drive<P: DataPipe>(
     job: &Job,
     payload: &[u8],
 ) -> Result<Sample, Step<P::Error>> {
+    if pipe.framed() {
+        let request = remote::session_request(job.direction, job.bytes);
+        pipe.write_all(request.as_bytes()).map_err(Step::Lost)?;
+    }
     let ready = loop {
         match pipe.read_line() {
             Ok(Some(l)) => {
@@ -69,10 +79,24 @@ pub fn drive<P: DataPipe>(
                 pipe.write_all(&payload[..n]).map_err(Step::Lost)?;
                 left -= n as u64;
             }
-            pipe.close_input().map_err(Step::Lost)?;
+            if !pipe.framed() {
+                pipe.close_input().map_err(Step::Lost)?;
+            }
             let done = read_done(pipe)?;
             let seconds = t0.elapsed().as_secs_f64();
             let c1 = pipe.client_cpu_s();
+            if pipe.framed() {
+                if remote::tokens(&done).get("rc") != Some(&"0") {
+                    return Err(Step::Bad(format!("remote sink failed: {done}")));
+                }
+                return Ok(sample(
+                    job.bytes,
+                    seconds,
+                    c0.zip(c1).map(|(a, b)| b - a),
+                    &ready,
+                    &done,
+                ));
+            }
             let counted: Option<u64> = remote::tokens(&done)
                 .get("bytes")
                 .and_then(|v| v.parse().ok());
@@ -86,7 +110,9 @@ pub fn drive<P: DataPipe>(
             (seconds, c1, done)
         }
         Direction::Download => {
-            pipe.close_input().map_err(Step::Lost)?;
+            if !pipe.framed() {
+                pipe.close_input().map_err(Step::Lost)?;
+            }
             let got = pipe.drain(job.bytes).map_err(Step::Lost)?;
             if got < job.bytes {
                 return Err(Step::Ended(format!(

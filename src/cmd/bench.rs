@@ -74,7 +74,7 @@ pub fn options(args: &BenchArgs) -> Options {
         warmup: args.warmup,
         size: args.size,
         min_duration_s: args.min_duration,
-        thorough: !args.adaptive,
+        thorough: args.thorough,
         max_time_s: args.max_time,
         packet_size: args.packet_size,
         window: args.window,

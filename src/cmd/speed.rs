@@ -15,6 +15,12 @@ use ciphers::{Backend, CipherKind, CipherSpec, MacSpec, CIPHERS, MACS};
 /// The MAC pairs use when none is named: OpenSSH's first preference.
 const DEFAULT_PAIR_MAC: &str = "umac-64-etm@openssh.com";
 
+/// The `openssl speed` reference: one run of one second per primitive (`-seconds` takes whole
+/// seconds), so the reference column costs a second a row instead of `--samples` times
+/// `--min-time`.
+const REFERENCE_SECONDS: f64 = 1.0;
+const REFERENCE_RUNS: u32 = 1;
+
 pub fn run(args: SpeedArgs) -> Result<()> {
     let outputs = outputs::plan(&args.out.requests(), args.format)?;
     process::install_signal_handlers()?;
@@ -184,7 +190,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
             (Ok(_), Some(note)) => Err(note.clone()),
             (Ok(p), None) => {
                 progress.status(&format!("openssl speed: {}", label(s)));
-                refs.get(&p, args.min_time, args.samples)
+                refs.get(&p, REFERENCE_SECONDS, REFERENCE_RUNS)
             }
         };
         for &backend in &backends {
@@ -193,7 +199,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
             let mut row = row_base(s, backend);
             let timed = s
                 .op(backend)
-                .and_then(|mut op| measure::run(&mut op, args.min_time, args.samples));
+                .and_then(|mut op| measure::run_adaptive(&mut op, args.min_time, args.samples));
             match timed {
                 Ok(samples) => {
                     let mib: Vec<f64> = samples.iter().map(|x| x.mib_s()).collect();

@@ -59,6 +59,33 @@ fn sample(op: &mut Op, min_time: f64) -> Result<Sample> {
     }
 }
 
+/// Where `run_adaptive` starts, CPU seconds per sample: long enough for hundreds of 32 KiB
+/// calls of the slowest cipher in the catalog, short enough that a default run of every row
+/// answers in about a minute.
+pub const START_S: f64 = 0.1;
+/// Samples whose relative spread is within this agree; wider, they are lengthened.
+pub const AGREE: f64 = 0.05;
+
+/// Adaptive duration: `samples` samples of `START_S` each (never above `longest`), all
+/// taken again twice as long while they disagree by more than `AGREE`, until they agree or
+/// last `longest`. A steady primitive answers in a fraction of a second; one the machine
+/// disturbs gets up to the length every sample had before.
+pub fn run_adaptive(op: &mut Op, longest: f64, samples: u32) -> Result<Vec<Sample>> {
+    let mut len = START_S.min(longest);
+    let mut taken = run(op, len, samples)?;
+    loop {
+        let rates: Vec<f64> = taken.iter().map(Sample::mib_s).collect();
+        let agree = crate::bench::stats::relative_spread(&rates).is_some_and(|s| s <= AGREE);
+        if agree || len >= longest {
+            return Ok(taken);
+        }
+        len = (len * 2.0).min(longest);
+        taken = (0..samples)
+            .map(|_| sample(op, len))
+            .collect::<Result<_>>()?;
+    }
+}
+
 /// Warm-up, then `samples` timed samples.
 pub fn run(op: &mut Op, min_time: f64, samples: u32) -> Result<Vec<Sample>> {
     let w = Instant::now();
@@ -66,4 +93,27 @@ pub fn run(op: &mut Op, min_time: f64, samples: u32) -> Result<Vec<Sample>> {
         op()?;
     }
     (0..samples).map(|_| sample(op, min_time)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sample of an adaptive row lasts at least the start length and at most the
+    /// longest asked for, and the row has its full count.
+    #[test]
+    fn adaptive_samples_stay_within_their_bounds() {
+        let mut x = 0u64;
+        let mut op: Op = Box::new(move || {
+            for i in 0..10_000u64 {
+                x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+            }
+            Ok(())
+        });
+        let samples = run_adaptive(&mut op, 0.4, 3).unwrap();
+        assert_eq!(samples.len(), 3);
+        for s in &samples {
+            assert!(s.cpu_s >= START_S && s.cpu_s < 0.4 + 0.2, "{s:?}");
+        }
+    }
 }

@@ -638,7 +638,7 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
 
-/// The adaptive mode (`--adaptive`): samples sized by stability, rows raced. Every row keeps a median, a
+/// The default mode: samples sized by stability, rows raced. Every row keeps a median, a
 /// spread and the length of each sample; a row whose sampling ended early says why. 3des-cbc
 /// is an order of magnitude slower than aes128-gcm, so its place is decided after two samples.
 #[test]
@@ -650,7 +650,6 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         "aes128-gcm@openssh.com,3des-cbc",
         "--direction",
         "upload",
-        "--adaptive",
         "--format",
         "json",
         "-q",
@@ -680,10 +679,10 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         .unwrap();
     assert_eq!(slow["stopped"], "decided", "{slow}");
     assert_eq!(slow["samples"].as_array().unwrap().len(), 2, "{slow}");
-    // --thorough is the reference run: --adaptive and a time cap contradict it.
+    // --thorough is the reference run: the adaptive mode's alias and a time cap contradict it.
     for args in [
         &["bench", "--thorough", "--adaptive"][..],
-        &["bench", "--max-time", "30s"][..],
+        &["bench", "--thorough", "--max-time", "30s"][..],
     ] {
         let o = output(sshtune().args(args));
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

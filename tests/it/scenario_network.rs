@@ -86,6 +86,52 @@ fn network_bound_50_mbit() {
     network_bound(50, 12);
 }
 
+/// The default mode on a 50 Mbit/s link: the channel window's and TCP's ramp-up make a short
+/// sample slow, so the stability rule must lengthen samples well past where they start
+/// (0.25 s), and the median must still reach the link. The recorded sample lengths show it.
+#[test]
+fn default_mode_lengthens_samples_on_a_slow_link() {
+    if !support::is_root() {
+        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let link = NetnsLink::new(Some(50));
+    let server = EmbeddedSshd::start_with(&Options {
+        listen: Some(link.server_ip.into()),
+        wrapper: link.server_wrapper(),
+        ..Options::default()
+    })
+    .expect("sshd starts in the server namespace");
+    let client = link.client_wrapper();
+    let ciphers = CIPHERS.join(",");
+    let args = [
+        "--ciphers",
+        &ciphers,
+        "--direction",
+        "upload",
+        "--no-ceiling",
+    ];
+    let (report, _) = bench(&client, &server.target, &args);
+    assert_eq!(report.settings.mode.as_deref(), Some("adaptive"));
+    let rate = link.rate_mib_s().expect("shaped");
+    for cipher in CIPHERS {
+        let r = row(&report, cipher, Direction::Upload);
+        assert!(
+            r.sample_seconds.len() >= 2 && r.sample_seconds.iter().all(|&s| s >= 1.0),
+            "{cipher}: samples too short for a 50 Mbit/s link: {:?}",
+            r.sample_seconds
+        );
+        let m = r.median_mib_s.expect("measured");
+        // ssh over the shaped link: the tbf rate minus TCP/IP and SSH framing.
+        assert!(
+            m >= 0.85 * rate && m <= 1.02 * rate,
+            "{cipher}: median {m:.2} MiB/s against a {rate:.2} MiB/s link ({:?} s)",
+            r.sample_seconds
+        );
+    }
+}
+
 /// Not 200 Mbit/s: there ssh over tbf alternates between ~85% and ~99% of raw TCP from one
 /// transfer to the next (queue and 2 MiB-window interplay), which makes a flaky reference.
 #[test]
