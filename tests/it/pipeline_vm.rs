@@ -21,7 +21,7 @@ fn rsync_onto_luks_shows_dm_crypt_threads_and_copies_exactly() {
     }
     let work = tempfile::tempdir().unwrap();
     let w = work.path();
-    make_source(&w.join("src"), 4 << 20);
+    make_source(&w.join("src"), 2 << 20);
     let bin = env!("CARGO_BIN_EXE_sshtune");
     // Inside the VM root is a locked account: the embedded sshd must notice and use PAM, which
     // accepts the key (without PAM sshd refuses a locked account even with a key).
@@ -47,7 +47,7 @@ mkdir /tmp/mnt/sshtune-storage-999999-killed
 truncate -s 8M /tmp/mnt/sshtune-storage-999999-killed/luks.img
 losetup -f /tmp/mnt/sshtune-storage-999999-killed/luks.img
 rc=0
-timeout 400 {bin} pipeline /tmp/mnt --source {w}/src --ciphers aes128-ctr,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com --variants whole-file --repeat 1 --interval-ms 100 --no-ceilings --keep --luks --luks-settings current,xts256-4k,xts256-nowq --no-trim --format json --output {w}/report.json 2> {w}/stderr || rc=$?
+timeout 800 {bin} pipeline /tmp/mnt --source {w}/src --ciphers aes128-ctr,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com --variants whole-file --repeat 1 --interval-ms 100 --no-ceilings --keep --luks --luks-settings current,xts256-4k,xts256-nowq --no-trim --format json --output {w}/report.json 2> {w}/stderr || rc=$?
 if [ $rc = 0 ]; then diff -r {w}/src /tmp/mnt/sshtune-pipeline-*/data && echo same > {w}/compare; fi
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/left || true
@@ -61,7 +61,7 @@ exit $rc
     );
     std::fs::write(w.join("run.sh"), script).unwrap();
     let out = Vm {
-        timeout: Duration::from_secs(600),
+        timeout: Duration::from_secs(900),
         ..Vm::default()
     }
     .rwdir(w)

@@ -11,6 +11,7 @@ use crate::pipeline::model::{
     AloneStage, LuksCell, LuksSection, LuksSetting, Row, StageCeiling, StorageInfo,
 };
 use crate::pipeline::rsync::Variant;
+use crate::pipeline::sampler::Side;
 use crate::pipeline::sampling::{self, Interval};
 use crate::pipeline::setup::Setup;
 use crate::pipeline::ssh::ssh_command;
@@ -30,6 +31,8 @@ pub struct Measured {
     pub stale: Vec<String>,
     pub loop_bytes: u64,
     pub pass_bytes: u64,
+    /// The dataset's bytes (what the stages alone moved).
+    pub bytes: u64,
     pub settings: Vec<LuksSetting>,
     pub alone: Vec<AloneStage>,
     /// Setting name and its rows (one per cipher), and the mapping name it had.
@@ -124,7 +127,14 @@ pub fn measure(
         .map(|v| v.clone())
         .unwrap_or_default();
     let same = s.end.embedded;
-    costs(&mut alone, &mut list, &so_far, same);
+    costs(
+        &mut alone,
+        &mut list,
+        &so_far,
+        same,
+        s.dataset.bytes,
+        pass_bytes,
+    );
     let reference = list.iter().position(|x| x.current).unwrap_or(0);
     if s.opts.luks_trim {
         predict::trim(&mut list, reference, &alone, ciphers, cores);
@@ -189,6 +199,7 @@ pub fn measure(
         stale,
         loop_bytes,
         pass_bytes,
+        bytes: s.dataset.bytes,
         settings: list,
         alone,
         cells: cells_out,
@@ -232,6 +243,17 @@ pub fn check_room(dataset_bytes: u64, free: Option<u64>, dir: &str) -> Result<()
 fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
     check_interrupted()?;
     (s.say)(&format!("LUKS model: SSH alone with {cipher}"));
+    // An empty session first: its time and CPU (the login) are taken off the transfer's, as
+    // the rsync cells' clock starts after login too.
+    s.shared
+        .set_phase(Some(format!("luks-alone:login:{cipher}")));
+    let t = Instant::now();
+    let _ = ssh_command(&s.end.target, Some(cipher), "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let login_s = t.elapsed().as_secs_f64();
     let mut cmd = ssh_command(&s.end.target, Some(cipher), "cat > /dev/null");
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::null())
@@ -253,7 +275,7 @@ fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
     }
     drop(stdin);
     let out = child.wait_with_output().context("waiting for ssh")?;
-    let secs = t.elapsed().as_secs_f64();
+    let secs = (t.elapsed().as_secs_f64() - login_s).max(1e-3);
     s.shared.set_phase(Some("between".into()));
     let error = if !out.status.success() {
         Some(crate::process::last_line(&String::from_utf8_lossy(
@@ -270,7 +292,7 @@ fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
             .then(|| round1(sent as f64 / MIB / secs.max(1e-6))),
         cpu_s_per_mib: None,
         method: format!(
-            "the dataset's bytes through ssh -c {cipher} into cat > /dev/null (login included)"
+            "the dataset's bytes through ssh -c {cipher} into cat > /dev/null, less an empty session's time and CPU (the login)"
         ),
         error,
     })
@@ -317,44 +339,65 @@ fn files(root: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// Whole-machine CPU (user + system + irq/softirq, % of one core) during a phase: both ends
-/// summed, or the larger when they are the same machine (each sampler sees all of it).
-fn machine_pct(intervals: &[Interval], prefix: &str, same_machine: bool) -> Option<f64> {
-    let sh = sampling::shares(intervals, prefix);
-    let side = |side: &str| -> Option<f64> {
-        let v: Vec<f64> = sh
+/// Whole-machine CPU time (user + system + irq/softirq, core-seconds) of the intervals of a
+/// phase: both ends summed, or the larger when they are the same machine (each sampler sees
+/// all of it).
+fn core_seconds(intervals: &[Interval], prefix: &str, same_machine: bool) -> Option<f64> {
+    let side = |side: Side| -> Option<f64> {
+        let mine: Vec<&Interval> = intervals
             .iter()
-            .filter(|(s, g, _)| {
-                s.as_str() == side
-                    && ["total-user", "total-system", "total-softirq"].contains(&g.as_str())
-            })
-            .map(|(_, _, p)| *p)
+            .filter(|i| i.side == side)
+            .filter(|i| i.phase.as_deref().is_some_and(|p| p.starts_with(prefix)))
             .collect();
-        (!v.is_empty()).then(|| v.iter().sum())
+        (!mine.is_empty()).then(|| {
+            mine.iter()
+                .map(|i| {
+                    let pct: f64 = i
+                        .cpu
+                        .iter()
+                        .filter(|(g, _)| {
+                            ["total-user", "total-system", "total-softirq"].contains(&g.as_str())
+                        })
+                        .map(|(_, v)| v)
+                        .sum();
+                    pct / 100.0 * i.seconds
+                })
+                .sum()
+        })
     };
-    match (side("client"), side("server")) {
+    match (side(Side::Client), side(Side::Server)) {
         (Some(a), Some(b)) if same_machine => Some(a.max(b)),
         (Some(a), Some(b)) => Some(a + b),
         (a, b) => a.or(b),
     }
 }
 
-/// Fills in the CPU cost per MiB of each stage alone and each dm-crypt pass.
-fn costs(alone: &mut [AloneStage], list: &mut [LuksSetting], iv: &[Interval], same: bool) {
-    let per_mib = |pct: Option<f64>, rate: Option<f64>| -> Option<f64> {
-        let (p, r) = (pct?, rate?);
-        (r > 0.0).then(|| (p / 100.0 / r * 10000.0).round() / 10000.0)
+/// Fills in the CPU cost per MiB (core-seconds over the MiB moved) of each stage alone and
+/// each dm-crypt pass; ssh's login is taken off.
+fn costs(
+    alone: &mut [AloneStage],
+    list: &mut [LuksSetting],
+    iv: &[Interval],
+    same: bool,
+    bytes: u64,
+    pass_bytes: u64,
+) {
+    let per_mib = |cs: Option<f64>, b: u64| -> Option<f64> {
+        let cs = cs?.max(0.0);
+        (b > 0).then(|| (cs / (b as f64 / MIB) * 10000.0).round() / 10000.0)
     };
-    for a in alone.iter_mut() {
-        let prefix = match &a.cipher {
-            Some(c) => format!("luks-alone:ssh:{c}"),
-            None => "luks-alone:rsync-local".into(),
+    for a in alone.iter_mut().filter(|a| a.mib_s.is_some()) {
+        let cs = match &a.cipher {
+            Some(c) => core_seconds(iv, &format!("luks-alone:ssh:{c}"), same).map(|d| {
+                d - core_seconds(iv, &format!("luks-alone:login:{c}"), same).unwrap_or(0.0)
+            }),
+            None => core_seconds(iv, "luks-alone:rsync-local", same),
         };
-        a.cpu_s_per_mib = per_mib(machine_pct(iv, &prefix, same), a.mib_s);
+        a.cpu_s_per_mib = per_mib(cs, bytes);
     }
-    for st in list.iter_mut() {
-        let prefix = format!("luks-pass:{}", st.name);
-        st.dm_cpu_s_per_mib = per_mib(machine_pct(iv, &prefix, same), st.dm_crypt_mib_s);
+    for st in list.iter_mut().filter(|s| s.dm_crypt_mib_s.is_some()) {
+        let cs = core_seconds(iv, &format!("luks-pass:{}", st.name), same);
+        st.dm_cpu_s_per_mib = per_mib(cs, pass_bytes);
     }
 }
 
@@ -366,7 +409,14 @@ pub fn finish(
     same_machine: bool,
     default_cipher: Option<&str>,
 ) -> LuksSection {
-    costs(&mut m.alone, &mut m.settings, intervals, same_machine);
+    costs(
+        &mut m.alone,
+        &mut m.settings,
+        intervals,
+        same_machine,
+        m.bytes,
+        m.pass_bytes,
+    );
     for st in m.settings.iter_mut() {
         let ciphers: Vec<String> = m.alone.iter().filter_map(|a| a.cipher.clone()).collect();
         st.predicted_best_mib_s = predict::best(&m.alone, &ciphers, st, cores);
