@@ -558,6 +558,17 @@ pub struct PipelineArgs {
     /// Leave the files this run wrote on the remote side.
     #[arg(long)]
     pub keep: bool,
+    /// Also measure SSH cipher × LUKS setting: scratch LUKS2 volumes on a loop file beside
+    /// the destination directory (root; a directory on this machine), removed afterwards.
+    #[arg(long)]
+    pub luks: bool,
+    /// LUKS settings to compare (comma-separated names: current, xts256, xts512, second,
+    /// xts256-4k, xts256-nowq, xts256-samecpu). Default: all the machine has.
+    #[arg(long, value_delimiter = ',', requires = "luks")]
+    pub luks_settings: Vec<String>,
+    /// Run every LUKS setting end to end, also those the model says cannot change the result.
+    #[arg(long, requires = "luks")]
+    pub no_trim: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]

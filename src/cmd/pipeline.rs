@@ -38,6 +38,9 @@ fn options(args: &PipelineArgs) -> Options {
         interval_ms: args.interval_ms,
         ceilings: !args.no_ceilings,
         keep: args.keep,
+        luks: args.luks,
+        luks_settings: args.luks_settings.clone(),
+        luks_trim: !args.no_trim,
         quiet: args.quiet,
     }
 }

@@ -90,6 +90,7 @@ pub fn report(m: Measured) -> PipelineReport {
         verdict,
         series: sampling::series(&m.intervals, m.t0),
         warnings,
+        luks: None,
     }
 }
 

@@ -25,18 +25,35 @@ pub fn measure(
     ceilings: &mut Ceilings,
 ) -> Result<Vec<Row>> {
     let data_dir = format!("{}/data", s.run_dir);
+    measure_into(s, ciphers, variants, &data_dir, "", &mut |cipher| {
+        if s.opts.ceilings && !s.opts.ciphers.is_empty() {
+            ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
+        }
+        Ok(())
+    })
+}
+
+/// The cells into `data_dir`, their phases prefixed by `tag` (a LUKS setting's cells go into
+/// its scratch volume and are told apart by it); `before` runs ahead of each cipher's cells.
+pub fn measure_into(
+    s: &Setup,
+    ciphers: &[String],
+    variants: &[Variant],
+    data_dir: &str,
+    tag: &str,
+    before: &mut dyn FnMut(&String) -> Result<()>,
+) -> Result<Vec<Row>> {
     let mut cells = Cells {
         s,
-        rsync_dest: s.end.rsync_dest(&data_dir),
+        rsync_dest: s.end.rsync_dest(data_dir),
         source: s.dataset.rsync_source(),
-        data_dir,
+        data_dir: data_dir.to_string(),
+        tag: tag.to_string(),
         populated: false,
     };
     let mut rows = Vec::new();
     for cipher in ciphers {
-        if s.opts.ceilings && !s.opts.ciphers.is_empty() {
-            ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
-        }
+        before(cipher)?;
         let e = rsync::ssh_command(&s.end.target.ssh_options(
             Some(cipher),
             None,
@@ -59,6 +76,8 @@ struct Cells<'a> {
     source: String,
     rsync_dest: String,
     data_dir: String,
+    /// Prefix of every phase label (empty outside a LUKS matrix).
+    tag: String,
     /// The data is in place on the destination (a delta variant can run without a copy first).
     populated: bool,
 }
@@ -94,7 +113,7 @@ impl Cells<'_> {
                 break;
             }
             self.prepare(e, variant)?;
-            let phase = format!("{cipher}/{}#{}", variant.as_str(), rep + 1);
+            let phase = format!("{}{cipher}/{}#{}", self.tag, variant.as_str(), rep + 1);
             s.shared.set_phase(Some(phase.clone()));
             let sender = &s.shared.sender;
             match rsync::run(&mut self.command(e, variant), &s.end.label, |pid| {

@@ -13,6 +13,7 @@ pub mod cells;
 pub mod choice;
 pub mod dataset;
 pub mod destination;
+pub mod luks;
 pub mod model;
 pub mod options;
 pub mod preflight;

@@ -27,6 +27,94 @@ pub struct PipelineReport {
     /// Sampled CPU and I/O, both sides, every `settings.interval_ms`.
     pub series: Vec<Tick>,
     pub warnings: Vec<String>,
+    /// `--luks`: SSH cipher × scratch LUKS setting. Optional, so reports without it (and
+    /// older readers) stay `sshtune.pipeline/1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub luks: Option<LuksSection>,
+}
+
+/// The `--luks` matrix: scratch LUKS2 volumes on a loop file beside the destination, one per
+/// setting, each measured alone (the dm-crypt pass) and end to end under every cipher.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LuksSection {
+    /// Size of the loop file the volumes were made on, in the destination's filesystem.
+    pub loop_file_bytes: u64,
+    /// Bytes written through each mapping in its dm-crypt pass.
+    pub pass_bytes: u64,
+    /// Leftovers of killed earlier runs removed before this one started.
+    pub stale_removed: Vec<String>,
+    pub settings: Vec<LuksSetting>,
+    /// Stages measured alone for the model: `ssh` per cipher, `rsync-local`.
+    pub alone: Vec<AloneStage>,
+    pub cells: Vec<LuksCell>,
+    /// Largest |predicted − measured| / measured over the measured cells, %.
+    pub model_max_error_pct: Option<f64>,
+    pub recommendation: Option<LuksAdvice>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LuksSetting {
+    /// Short id (`xts256`, `xts256-4k`, `current`, ...), as `--luks-settings` takes it.
+    pub name: String,
+    pub cipher: String,
+    pub key_bits: u32,
+    pub sector_size: u32,
+    /// dm-crypt flags (`no_read_workqueue`, `no_write_workqueue`, `same_cpu_crypt`).
+    pub flags: Vec<String>,
+    /// The destination's own mapping has this setting.
+    pub current: bool,
+    /// Sequential write through the mapping (fsync at the end), MiB/s.
+    pub dm_crypt_mib_s: Option<f64>,
+    /// CPU (all cores, core-seconds) per MiB during that pass.
+    pub dm_cpu_s_per_mib: Option<f64>,
+    /// Why it was not run end to end, when it was not.
+    pub trimmed: Option<String>,
+    /// For trimmed settings: the model's best cell with this setting, MiB/s.
+    pub predicted_best_mib_s: Option<f64>,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AloneStage {
+    pub stage: String,
+    pub cipher: Option<String>,
+    pub mib_s: Option<f64>,
+    pub cpu_s_per_mib: Option<f64>,
+    pub method: String,
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LuksCell {
+    /// A `LuksSetting` name.
+    pub setting: String,
+    /// The measured rsync runs (cipher, variant, MiB/s, CPU split).
+    pub row: Row,
+    /// From the verdict code, with this setting's dm-crypt pass as the disk ceiling.
+    pub bound_by: String,
+    pub reason: String,
+    pub predicted_mib_s: Option<f64>,
+    /// (predicted − measured) / measured, %.
+    pub error_pct: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LuksAdvice {
+    pub cipher: String,
+    pub setting: String,
+    pub mib_s: f64,
+    /// Today's combination: the default cipher on the destination's setting (or the
+    /// reference setting when the destination has no mapping), measured in this run.
+    pub today_cipher: Option<String>,
+    pub today_setting: Option<String>,
+    pub today_mib_s: Option<f64>,
+    pub gain_pct: Option<f64>,
+    /// Client side: `Ciphers ^...` for ssh_config, and the sshd_config drop-in.
+    pub client_line: String,
+    pub sshd_dropin: String,
+    /// The command that changes the user's mapping in place, when flags are all that differ.
+    pub luks_command: Option<String>,
+    pub luks_note: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -53,6 +141,9 @@ pub struct StorageInfo {
     /// dm-crypt optional flags in force (`no_read_workqueue`, `same_cpu_crypt`, ...).
     pub crypt_flags: Vec<String>,
     pub free_bytes: Option<u64>,
+    /// Key size of the mapping in bits (from the table's key field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crypt_key_bits: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -34,6 +34,12 @@ pub struct Options {
     pub ceilings: bool,
     /// Leave what the run wrote on both sides.
     pub keep: bool,
+    /// `--luks`: SSH cipher × scratch LUKS setting on the destination (root, local only).
+    pub luks: bool,
+    /// The LUKS settings to compare by name; empty: every candidate.
+    pub luks_settings: Vec<String>,
+    /// Skip the settings the model says cannot change the result.
+    pub luks_trim: bool,
     /// Keeps the SSH-only bench silent too (the run's own progress goes through `say`).
     pub quiet: bool,
 }

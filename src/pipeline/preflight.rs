@@ -77,6 +77,7 @@ fn facts(pre: &str, warnings: &mut Vec<String>) -> Facts {
         storage.crypt_cipher = Some(cipher);
         storage.sector_size = sector.or(storage.sector_size);
         storage.crypt_flags = flags;
+        storage.crypt_key_bits = info(pre, "dmtable").and_then(remote::crypt_key_bits);
     } else if storage.dm_name.is_some() {
         warnings.push("the dm-crypt table could not be read on the remote side (dmsetup needs root): cipher and flags unknown".into());
     }

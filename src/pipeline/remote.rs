@@ -96,6 +96,18 @@ pub fn parse_dd(line: &str) -> Option<(u64, f64)> {
     Some((bytes, secs))
 }
 
+/// The key size in bits from a dm-crypt table's key field: `:64:logon:…` (a keyring key of
+/// 64 bytes) or the key itself in hex (zeros without `--showkeys`).
+pub fn crypt_key_bits(table: &str) -> Option<u32> {
+    let w: Vec<&str> = table.split_whitespace().collect();
+    let at = w.iter().position(|x| *x == "crypt")?;
+    let key = w.get(at + 2)?;
+    match key.strip_prefix(':') {
+        Some(rest) => rest.split(':').next()?.parse::<u32>().ok().map(|b| b * 8),
+        None => (key.len() > 1).then_some(key.len() as u32 * 4),
+    }
+}
+
 /// `crypt aes-xts-plain64 :64:logon:… 0 7:0 4096 3 allow_discards sector_size:4096 …`
 /// → (cipher, sector size, optional flags).
 pub fn parse_crypt_table(table: &str) -> Option<(String, Option<u32>, Vec<String>)> {
@@ -143,5 +155,17 @@ mod tests {
         assert_eq!(f, ["allow_discards", "no_read_workqueue"]);
         let (_, s, f) = parse_crypt_table("0 8 crypt aes-cbc-essiv:sha256 0000 0 7:1 0").unwrap();
         assert_eq!((s, f.len()), (None, 0));
+        assert_eq!(
+            crypt_key_bits("0 8 crypt aes-xts-plain64 :64:logon:cryptsetup:x-d0 0 7:0 32768"),
+            Some(512)
+        );
+        assert_eq!(
+            crypt_key_bits(&format!(
+                "0 8 crypt aes-xts-plain64 {} 0 7:0 0",
+                "0".repeat(64)
+            )),
+            Some(256)
+        );
+        assert_eq!(crypt_key_bits("0 8 linear 7:0 0"), None);
     }
 }

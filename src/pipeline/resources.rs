@@ -54,6 +54,9 @@ pub struct Resources {
     pub remote_dir: Option<RemoteDir>,
     pub embedded: Option<EmbeddedSshd>,
     pub auto_dir: Option<tempfile::TempDir>,
+    /// `--luks`: the scratch volumes (mounts, mappings, loop device, work directory) in
+    /// storage's registry. Undone first: the mounts sit in the destination directory.
+    pub luks: Option<crate::storage::cleanup::Cleanup>,
 }
 
 impl Resources {
@@ -61,7 +64,16 @@ impl Resources {
     /// cleanup failure into the run's result: a warning on a report, a second cause on an
     /// error. `keep` also keeps an auto-created destination.
     pub fn release(mut self, keep: bool, result: Result<PipelineReport>) -> Result<PipelineReport> {
-        let cleaned = self.remote_dir.take().map(|d| d.remove()).transpose();
+        let luks = self.luks.take().map(|mut c| c.unwind_to(0)).transpose();
+        let cleaned = self
+            .remote_dir
+            .take()
+            .map(|d| d.remove())
+            .transpose()
+            .and_then(|r| {
+                luks.map_err(|e| anyhow!("the LUKS scratch volumes were not all removed: {e}"))?;
+                Ok(r)
+            });
         drop(self.embedded.take());
         if keep {
             // The user asked to keep the files: an auto-created destination stays too.

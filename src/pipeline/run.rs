@@ -10,7 +10,7 @@ use super::model::PipelineReport;
 use super::options::Options;
 use super::resources::{RemoteDir, Resources};
 use super::setup::Setup;
-use super::{cells, choice, preflight, sampling, MIB};
+use super::{cells, choice, luks, preflight, sampling, MIB};
 use crate::process;
 use anyhow::{anyhow, Result};
 use std::process::Command;
@@ -39,6 +39,15 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let mut warnings = Vec::new();
 
     let end = Endpoint::open(opts, say, res)?;
+    let stale = if opts.luks {
+        luks::volume::require(&end)?;
+        let lines = luks::volume::clean_stale(std::path::Path::new(&end.dir));
+        lines.iter().for_each(|l| say(l));
+        res.luks = Some(crate::storage::cleanup::Cleanup::new());
+        lines
+    } else {
+        Vec::new()
+    };
     let local_rsync = local_rsync_version()?;
     let resolved = end.target.resolve()?;
     let dataset = dataset(opts, say)?;
@@ -54,6 +63,9 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         keep: opts.keep,
     });
     preflight::check_room(&facts.storage, dataset.bytes, &end.label)?;
+    if opts.luks {
+        luks::run::check_room(dataset.bytes, facts.storage.free_bytes, &end.dir)?;
+    }
 
     let (shared, samplers) = sampling::start(
         &end.target,
@@ -86,11 +98,33 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
 
     let variants = choice::variants(&opts.variants);
     let mut rows = cells::measure(&setup, &chosen, &variants, &mut ceilings)?;
+    let cores = f64::from(ceilings.cores.unwrap_or(1));
+    let luks_measured = match res.luks.as_mut() {
+        Some(cleanup) => Some(luks::run::measure(
+            &setup,
+            &chosen,
+            &facts.storage,
+            stale,
+            cores,
+            &token,
+            cleanup,
+        )?),
+        None => None,
+    };
     shared.set_phase(None);
     let intervals = sampling::finish(samplers, &mut warnings);
     sampling::attach(&mut rows, &intervals);
+    let luks = luks_measured.map(|m| {
+        luks::run::finish(
+            m,
+            &intervals,
+            cores,
+            end.embedded,
+            candidates.default.as_deref(),
+        )
+    });
 
-    Ok(assemble::report(Measured {
+    let mut report = assemble::report(Measured {
         opts,
         end: &end,
         resolved: &resolved,
@@ -108,7 +142,9 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         rows,
         intervals,
         warnings,
-    }))
+    });
+    report.luks = luks;
+    Ok(report)
 }
 
 /// The local rsync's `--version`; without rsync there is nothing to measure.

@@ -57,8 +57,13 @@ pub fn finish(samplers: Samplers, warnings: &mut Vec<String>) -> Vec<Interval> {
 
 /// Each row's CPU: the intervals tagged with its phases (`cipher/variant#n`), averaged.
 pub fn attach(rows: &mut [Row], intervals: &[Interval]) {
+    attach_tagged(rows, intervals, "");
+}
+
+/// As `attach`, for rows whose phases carry `tag` first (a LUKS setting's cells).
+pub fn attach_tagged(rows: &mut [Row], intervals: &[Interval], tag: &str) {
     for row in rows {
-        let prefix = format!("{}/{}#", row.cipher, row.variant);
+        let prefix = format!("{tag}{}/{}#", row.cipher, row.variant);
         row.cpu = shares(intervals, &prefix)
             .into_iter()
             .map(|(side, group, pct)| CpuShare {

@@ -1,7 +1,7 @@
 //! Presentation of a pipeline report: table, JSON, CSV, Markdown. Nothing is computed here
 //! that the report does not already hold.
 
-use crate::pipeline::model::{CpuShare, PipelineReport, Row, StageCeiling};
+use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, StageCeiling};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// Columns of the CPU breakdown: (header, side, groups summed).
@@ -141,7 +141,166 @@ pub(crate) fn table(report: &PipelineReport) -> String {
         s.push_str(&l);
         s.push('\n');
     }
+    if let Some(l) = &report.luks {
+        for (title, head, rows) in luks_tables(l) {
+            let mut t = Table::new();
+            t.load_preset(UTF8_FULL_CONDENSED).set_header(head);
+            super::terminal::fit(&mut t);
+            for r in rows {
+                t.add_row(r);
+            }
+            s.push_str(&format!("\n{title}\n{t}\n"));
+        }
+        for l in luks_summary(l) {
+            s.push_str(&l);
+            s.push('\n');
+        }
+    }
     s
+}
+
+fn opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "–".into(), |v| format!("{v:.digits$}"))
+}
+
+/// The LUKS part as tables: (title, header, rows) — the settings with their dm-crypt pass,
+/// the stages alone, and the matrix with the bound, the model and the CPU split per cell.
+fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+    let settings = l
+        .settings
+        .iter()
+        .map(|s| {
+            vec![
+                s.name.clone(),
+                format!(
+                    "{} {}b {}B{}",
+                    s.cipher,
+                    s.key_bits,
+                    s.sector_size,
+                    if s.flags.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", s.flags.join("+"))
+                    }
+                ),
+                opt(s.dm_crypt_mib_s, 1),
+                opt(s.dm_cpu_s_per_mib.map(|c| c * 1000.0), 1),
+                opt(s.predicted_best_mib_s, 1),
+                match (&s.error, &s.trimmed) {
+                    (Some(e), _) => format!("error: {e}"),
+                    (None, Some(t)) => format!("trimmed: {t}"),
+                    _ => "run end to end".into(),
+                },
+            ]
+        })
+        .collect();
+    let alone = l
+        .alone
+        .iter()
+        .map(|a| {
+            vec![
+                match &a.cipher {
+                    Some(c) => format!("{} {c}", a.stage),
+                    None => a.stage.clone(),
+                },
+                a.error
+                    .clone()
+                    .map_or_else(|| opt(a.mib_s, 1), |e| format!("error: {e}")),
+                opt(a.cpu_s_per_mib.map(|c| c * 1000.0), 1),
+            ]
+        })
+        .collect();
+    let cells = l
+        .cells
+        .iter()
+        .map(|c| {
+            let mut r = vec![
+                c.setting.clone(),
+                c.row.cipher.clone(),
+                format!("{} n={}", rate(&c.row), c.row.samples.len()),
+                opt(c.predicted_mib_s, 1),
+                c.error_pct
+                    .map_or_else(|| "–".into(), |e| format!("{e:+.0}%")),
+                c.bound_by.clone(),
+            ];
+            for (_, side, groups) in STAGES.iter().filter(|(h, ..)| *h != "iowait") {
+                r.push(opt(share(&c.row.cpu, side, groups), 0));
+            }
+            r
+        })
+        .collect();
+    let mut cell_head: Vec<String> = ["LUKS", "cipher", "MiB/s", "model", "error", "bound"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    cell_head.extend(
+        STAGES
+            .iter()
+            .filter(|(h, ..)| *h != "iowait")
+            .map(|(h, ..)| format!("{h} %")),
+    );
+    let strs = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        (
+            format!(
+                "LUKS settings (scratch LUKS2 on a {:.0} MiB loop file; dm-crypt pass: {} MiB written, fsync)",
+                l.loop_file_bytes as f64 / 1048576.0,
+                l.pass_bytes >> 20
+            ),
+            strs(&["name", "setting", "dm-crypt MiB/s", "CPU ms/MiB", "model best", "status"]),
+            settings,
+        ),
+        (
+            "Stages alone (the model's inputs)".into(),
+            strs(&["stage", "MiB/s", "CPU ms/MiB"]),
+            alone,
+        ),
+        (
+            "SSH cipher × LUKS setting, end to end (rsync --whole-file; CPU in % of one core)".into(),
+            cell_head,
+            cells,
+        ),
+    ]
+}
+
+fn luks_summary(l: &LuksSection) -> Vec<String> {
+    let mut out = Vec::new();
+    out.extend(
+        l.stale_removed
+            .iter()
+            .map(|s| format!("before the run: {s}")),
+    );
+    if let Some(e) = l.model_max_error_pct {
+        out.push(format!(
+            "Model: the slowest stage alone, or the stages' summed CPU cost over the cores; largest error on a measured cell {e:.0}%."
+        ));
+    }
+    match &l.recommendation {
+        Some(r) => {
+            out.push(format!(
+                "Recommended: ssh cipher {} onto LUKS setting {}: {:.1} MiB/s{}.",
+                r.cipher,
+                r.setting,
+                r.mib_s,
+                match (&r.today_cipher, &r.today_setting, r.today_mib_s, r.gain_pct) {
+                    (Some(c), Some(s), Some(m), Some(g)) =>
+                        format!(" ({g:+.0}% over today's {c} onto {s}, {m:.1} MiB/s, measured)"),
+                    _ => String::new(),
+                }
+            ));
+            out.push(format!("  client (~/.ssh/config): {}", r.client_line));
+            out.push(format!(
+                "  server: {}",
+                r.sshd_dropin.replace('\n', "\n          ")
+            ));
+            if let Some(c) = &r.luks_command {
+                out.push(format!("  LUKS: {c}"));
+            }
+            out.push(format!("  LUKS: {}", r.luks_note));
+        }
+        None => out.push("No LUKS cell with a safe cipher was measured: no recommendation.".into()),
+    }
+    out
 }
 
 pub(crate) fn markdown(report: &PipelineReport) -> String {
@@ -158,6 +317,23 @@ pub(crate) fn markdown(report: &PipelineReport) -> String {
     s.push('\n');
     for l in summary(report) {
         s.push_str(&format!("- {l}\n"));
+    }
+    if let Some(l) = &report.luks {
+        for (title, head, rows) in luks_tables(l) {
+            s.push_str(&format!(
+                "\n### {title}\n\n| {} |\n|{}\n",
+                head.join(" | "),
+                "---|".repeat(head.len())
+            ));
+            for r in rows {
+                let r: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
+                s.push_str(&format!("| {} |\n", r.join(" | ")));
+            }
+        }
+        s.push('\n');
+        for l in luks_summary(l) {
+            s.push_str(&format!("- {}\n", l.trim_start()));
+        }
     }
     s
 }
@@ -189,6 +365,15 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
         .collect();
     h.extend(groups.iter().map(String::as_str));
     h.push("error");
+    let luks = report.luks.as_ref();
+    if luks.is_some() {
+        h.extend([
+            "luks_setting",
+            "predicted_mib_s",
+            "model_error_pct",
+            "bound_by",
+        ]);
+    }
     w.write_record(&h)?;
     let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     for r in &report.rows {
@@ -212,6 +397,39 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
             rec.push(f(share(&r.cpu, side, &[name])));
         }
         rec.push(r.error.clone().unwrap_or_default());
+        if luks.is_some() {
+            rec.extend([String::new(), String::new(), String::new(), String::new()]);
+        }
+        w.write_record(&rec)?;
+    }
+    for c in luks.map(|l| l.cells.as_slice()).unwrap_or_default() {
+        let r = &c.row;
+        let mut rec = vec![
+            r.cipher.clone(),
+            r.variant.clone(),
+            r.bytes.to_string(),
+            r.samples
+                .iter()
+                .map(|s| format!("{s:.3}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            f(r.median_mib_s),
+            f(r.min_mib_s),
+            f(r.max_mib_s),
+            String::new(),
+        ];
+        for g in &groups {
+            let (side, rest) = g.split_once('_').expect("side prefix");
+            let name = rest.trim_end_matches("_pct");
+            rec.push(f(share(&r.cpu, side, &[name])));
+        }
+        rec.push(r.error.clone().unwrap_or_default());
+        rec.extend([
+            c.setting.clone(),
+            f(c.predicted_mib_s),
+            f(c.error_pct),
+            c.bound_by.clone(),
+        ]);
         w.write_record(&rec)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

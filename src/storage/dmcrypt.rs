@@ -36,6 +36,18 @@ fn perf_args(p: Perf) -> &'static [&'static str] {
 
 /// Maps `backing` as `/dev/mapper/<name>`.
 pub fn open(spec: &CryptSpec, format: VolumeFormat, backing: &Path, name: &str) -> Result<PathBuf> {
+    open_with(spec, format, backing, name, &[])
+}
+
+/// As `open`, with more `cryptsetup open` options after the spec's own perf flags (e.g.
+/// `--perf-same_cpu_crypt`, which the storage matrix has no axis for).
+pub fn open_with(
+    spec: &CryptSpec,
+    format: VolumeFormat,
+    backing: &Path,
+    name: &str,
+    extra: &[&str],
+) -> Result<PathBuf> {
     check_interrupted()?;
     let mut key = vec![0u8; (spec.key_bits / 8) as usize];
     rand::thread_rng().fill_bytes(&mut key);
@@ -60,6 +72,7 @@ pub fn open(spec: &CryptSpec, format: VolumeFormat, backing: &Path, name: &str) 
             let mut args = vec!["open", "--type", "plain", "--batch-mode"];
             args.extend(common);
             args.extend(perf_args(spec.perf));
+            args.extend(extra);
             args.extend([backing_s.as_str(), name]);
             with_key(&args, &key)?;
         }
@@ -86,6 +99,7 @@ pub fn open(spec: &CryptSpec, format: VolumeFormat, backing: &Path, name: &str) 
                 &kbytes,
             ];
             args.extend(perf_args(spec.perf));
+            args.extend(extra);
             args.extend([backing_s.as_str(), name]);
             with_key(&args, &key)?;
         }

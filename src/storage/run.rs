@@ -263,25 +263,32 @@ fn prepare_layer(layer: Layer, dev: &Path, mnt: &Path, cleanup: &mut Cleanup) ->
     match layer {
         Layer::Raw => Ok(dev.to_path_buf()),
         Layer::Ext4 => {
-            check_interrupted()?;
-            run_capture(
-                Command::new("mkfs.ext4")
-                    .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
-                    .arg(dev),
-            )
-            .context("mkfs.ext4")?;
-            cleanup.push(Resource::Mount(mnt.to_path_buf()));
-            nix::mount::mount(
-                Some(dev),
-                mnt,
-                Some("ext4"),
-                nix::mount::MsFlags::empty(),
-                None::<&str>,
-            )
-            .with_context(|| format!("mounting {} on {}", dev.display(), mnt.display()))?;
+            mount_ext4(dev, mnt, cleanup)?;
             Ok(mnt.join("sshtune-test.dat"))
         }
     }
+}
+
+/// Makes ext4 on `dev` (inode tables written now, so no lazy init competes with the
+/// measurement) and mounts it on `mnt`, registering the mount in `cleanup` first.
+pub fn mount_ext4(dev: &Path, mnt: &Path, cleanup: &mut Cleanup) -> Result<()> {
+    check_interrupted()?;
+    run_capture(
+        Command::new("mkfs.ext4")
+            .args(["-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"])
+            .arg(dev),
+    )
+    .context("mkfs.ext4")?;
+    cleanup.push(Resource::Mount(mnt.to_path_buf()));
+    nix::mount::mount(
+        Some(dev),
+        mnt,
+        Some("ext4"),
+        nix::mount::MsFlags::empty(),
+        None::<&str>,
+    )
+    .with_context(|| format!("mounting {} on {}", dev.display(), mnt.display()))?;
+    Ok(())
 }
 
 fn measure(
@@ -314,7 +321,8 @@ fn measure(
 }
 
 /// The loop file gets real blocks up front, so the first test does not pay for allocation.
-fn allocate(file: &Path, size: u64) -> Result<()> {
+/// Reserves `size` bytes for a loop file (sparse when the filesystem cannot preallocate).
+pub fn allocate(file: &Path, size: u64) -> Result<()> {
     let f = std::fs::File::create(file).with_context(|| format!("creating {}", file.display()))?;
     nix::fcntl::fallocate(
         std::os::fd::AsRawFd::as_raw_fd(&f),

@@ -198,3 +198,37 @@ fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
     assert!(err.contains("--output"), "{err}");
     assert!(files(&w.dest).is_empty());
 }
+
+#[test]
+fn luks_refuses_a_remote_destination_before_connecting() {
+    let _lock = support::shared();
+    let w = work();
+    // `.invalid` never resolves: the refusal must come before any ssh is started.
+    let err = fails(
+        &w,
+        Path::new("nohost.invalid:/srv/x"),
+        &["--size", "1M", "--luks"],
+    );
+    assert!(
+        err.contains("--luks needs a destination directory on this machine"),
+        "{err}"
+    );
+}
+
+#[test]
+fn luks_loop_file_too_big_for_the_destination_is_refused_before_measuring() {
+    let _lock = support::shared();
+    assert!(is_root(), "mounting a tmpfs needs root");
+    let w = work();
+    // 8 MiB of data fits in 48 MiB, but its loop file (8 × 1.25 + 64 MiB) is more than half.
+    let _m = Tmpfs::mount(&w.dest, "size=48m");
+    let err = fails(&w, &w.dest, &["--size", "8M", "--luks"]);
+    assert!(
+        err.contains("--luks needs") && err.contains("loop file"),
+        "{err}"
+    );
+    assert!(
+        files(&w.dest).is_empty(),
+        "the run directory was not removed"
+    );
+}

@@ -1,0 +1,151 @@
+//! The model of a cell: each stage measured alone gives a ceiling (MiB/s) and a CPU cost
+//! (core-seconds per MiB, the whole machine during that stage). Run together, the stages
+//! overlap (rsync, ssh and dm-crypt are a pipeline), so a cell is as fast as its slowest
+//! stage — unless the cores are too few to run all of them at once, then the summed CPU
+//! cost divided by the cores is the limit. Pure: used to check the model against the cells
+//! measured, to trim settings before the end-to-end runs, and to rank trimmed ones.
+
+use crate::pipeline::model::{AloneStage, LuksSetting};
+
+/// A setting predicted within this share of the reference's best cell cannot change the
+/// result beyond the noise of one run; one predicted that much slower cannot be the best.
+pub const TRIM_MARGIN: f64 = 0.05;
+
+/// Predicted MiB/s of `cipher` onto `setting`; `None` when a stage was not measured.
+pub fn cell(alone: &[AloneStage], cipher: &str, setting: &LuksSetting, cores: f64) -> Option<f64> {
+    let ssh = alone
+        .iter()
+        .find(|a| a.stage == "ssh" && a.cipher.as_deref() == Some(cipher))?;
+    let rsync = alone.iter().find(|a| a.stage == "rsync-local")?;
+    let stages = [
+        (ssh.mib_s?, ssh.cpu_s_per_mib?),
+        (rsync.mib_s?, rsync.cpu_s_per_mib?),
+        (setting.dm_crypt_mib_s?, setting.dm_cpu_s_per_mib?),
+    ];
+    let slowest = stages
+        .iter()
+        .map(|(r, _)| 1.0 / r.max(1e-9))
+        .fold(0.0, f64::max);
+    let cpu: f64 = stages.iter().map(|(_, c)| c).sum::<f64>() / cores.max(1.0);
+    let t = slowest.max(cpu);
+    (t > 0.0).then(|| round1(1.0 / t))
+}
+
+/// The best predicted cell of `setting` over `ciphers`.
+pub fn best(alone: &[AloneStage], ciphers: &[String], s: &LuksSetting, cores: f64) -> Option<f64> {
+    ciphers
+        .iter()
+        .filter_map(|c| cell(alone, c, s, cores))
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+}
+
+/// Marks the settings not worth an end-to-end run, with the reason; the reference
+/// (`reference`, an index) and the destination's own setting always run. Without a
+/// prediction for a setting (a stage not measured) it runs too.
+pub fn trim(
+    settings: &mut [LuksSetting],
+    reference: usize,
+    alone: &[AloneStage],
+    ciphers: &[String],
+    cores: f64,
+) {
+    let Some(base) = settings
+        .get(reference)
+        .and_then(|r| best(alone, ciphers, r, cores))
+    else {
+        return;
+    };
+    let ref_name = settings[reference].name.clone();
+    for (i, s) in settings.iter_mut().enumerate() {
+        let p = best(alone, ciphers, s, cores);
+        s.predicted_best_mib_s = p;
+        if i == reference || s.current || s.error.is_some() {
+            continue;
+        }
+        let Some(p) = p else { continue };
+        let ratio = p / base;
+        if ratio < 1.0 - TRIM_MARGIN {
+            s.trimmed = Some(format!(
+                "predicted {p:.1} MiB/s at best, {:.0}% below {ref_name} ({base:.1}): its dm-crypt pass ({:.1} MiB/s) is the limit",
+                (1.0 - ratio) * 100.0,
+                s.dm_crypt_mib_s.unwrap_or(0.0)
+            ));
+        } else if ratio <= 1.0 + TRIM_MARGIN {
+            s.trimmed = Some(format!(
+                "predicted {p:.1} MiB/s at best, within {:.0}% of {ref_name} ({base:.1}): another stage bounds the copy, so it cannot change the result",
+                TRIM_MARGIN * 100.0
+            ));
+        }
+    }
+}
+
+/// (predicted − measured) / measured, %.
+pub fn error_pct(predicted: f64, measured: f64) -> f64 {
+    round1((predicted / measured - 1.0) * 100.0)
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stage(stage: &str, cipher: Option<&str>, r: f64, c: f64) -> AloneStage {
+        AloneStage {
+            stage: stage.into(),
+            cipher: cipher.map(String::from),
+            mib_s: Some(r),
+            cpu_s_per_mib: Some(c),
+            method: String::new(),
+            error: None,
+        }
+    }
+
+    fn luks(name: &str, r: f64, c: f64) -> LuksSetting {
+        LuksSetting {
+            name: name.into(),
+            cipher: "aes-xts-plain64".into(),
+            key_bits: 256,
+            sector_size: 512,
+            flags: Vec::new(),
+            current: false,
+            dm_crypt_mib_s: Some(r),
+            dm_cpu_s_per_mib: Some(c),
+            trimmed: None,
+            predicted_best_mib_s: None,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn slowest_stage_or_shared_cores() {
+        let alone = [
+            stage("ssh", Some("a"), 100.0, 0.01),
+            stage("rsync-local", None, 400.0, 0.002),
+        ];
+        // Plenty of CPU: the slowest stage (dm-crypt at 50) bounds.
+        assert_eq!(cell(&alone, "a", &luks("x", 50.0, 0.004), 2.0), Some(50.0));
+        // One core, costs 0.01 + 0.002 + 0.008 = 0.02 s/MiB: 50 MiB/s from CPU, not 80.
+        assert_eq!(cell(&alone, "a", &luks("x", 80.0, 0.008), 1.0), Some(50.0));
+        assert_eq!(cell(&alone, "b", &luks("x", 80.0, 0.008), 1.0), None);
+    }
+
+    #[test]
+    fn trims_what_cannot_change_the_result() {
+        let alone = [
+            stage("ssh", Some("a"), 60.0, 0.001),
+            stage("rsync-local", None, 400.0, 0.001),
+        ];
+        let mut s = vec![
+            luks("ref", 100.0, 0.001),
+            luks("same", 120.0, 0.001),
+            luks("slow", 30.0, 0.001),
+        ];
+        trim(&mut s, 0, &alone, &["a".into()], 4.0);
+        assert!(s[0].trimmed.is_none());
+        assert!(s[1].trimmed.as_deref().unwrap().contains("cannot change"));
+        assert!(s[2].trimmed.as_deref().unwrap().contains("below ref"));
+    }
+}

@@ -1,0 +1,509 @@
+//! The `--luks` matrix, in the order it runs: the stages alone (ssh per cipher, rsync-local),
+//! a dm-crypt pass per setting, the trimming, then every cipher end to end into each kept
+//! setting's scratch volume. `finish` turns what the samplers recorded into the section of
+//! the report (CPU per cell, the bound per cell, the model against the measurements, the
+//! recommendation).
+
+use super::volume::{Mapped, Scratch};
+use super::{advice, predict, settings};
+use crate::pipeline::cells;
+use crate::pipeline::model::{
+    AloneStage, LuksCell, LuksSection, LuksSetting, Row, StageCeiling, StorageInfo,
+};
+use crate::pipeline::rsync::Variant;
+use crate::pipeline::sampler::Side;
+use crate::pipeline::sampling::{self, Interval};
+use crate::pipeline::setup::Setup;
+use crate::pipeline::ssh::ssh_command;
+use crate::pipeline::{stages, verdict, MIB};
+use crate::process::check_interrupted;
+use crate::storage::cleanup::Cleanup;
+use crate::storage::plan::Test;
+use crate::storage::seqio;
+use anyhow::{anyhow, bail, Context, Result};
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Instant;
+
+/// What `measure` leaves for `finish` (which needs the samplers' intervals).
+pub struct Measured {
+    pub stale: Vec<String>,
+    pub loop_bytes: u64,
+    pub pass_bytes: u64,
+    /// The dataset's bytes (what the stages alone moved).
+    pub bytes: u64,
+    pub settings: Vec<LuksSetting>,
+    pub alone: Vec<AloneStage>,
+    /// Setting name and its rows (one per cipher), and the mapping name it had.
+    pub cells: Vec<(String, Vec<Row>)>,
+    /// The user's mapping, for the size in the re-encryption estimate.
+    pub storage: StorageInfo,
+}
+
+/// The phase label of a cell's runs; `sampling::attach_tagged` finds them by it.
+pub fn tag(setting: &str) -> String {
+    format!("luks:{setting}|")
+}
+
+/// Runs everything that writes. `cores` is the destination's core count (the model's
+/// shared-core limit); `cleanup` is the run's registry, undone by `Resources::release`.
+pub fn measure(
+    s: &Setup,
+    ciphers: &[String],
+    storage: &StorageInfo,
+    stale: Vec<String>,
+    cores: f64,
+    token: &str,
+    cleanup: &mut Cleanup,
+) -> Result<Measured> {
+    let proc_crypto = std::fs::read_to_string("/proc/crypto").unwrap_or_default();
+    let mut list = settings::select(
+        settings::candidates(storage, &proc_crypto),
+        &s.opts.luks_settings,
+    )?;
+    let (loop_bytes, pass_bytes) = sizes(s.dataset.bytes);
+    let mut alone = Vec::new();
+    for c in ciphers {
+        alone.push(ssh_alone(s, c)?);
+    }
+    (s.say)("LUKS model: rsync without ssh, into a local temp directory");
+    s.shared.set_phase(Some("luks-alone:rsync-local".into()));
+    let scratch = s.dataset.scratch()?;
+    let r = stages::rsync_local(
+        &s.dataset.rsync_source(),
+        scratch.path(),
+        s.dataset.bytes,
+        1,
+    );
+    drop(scratch);
+    alone.push(AloneStage {
+        stage: "rsync-local".into(),
+        cipher: None,
+        mib_s: r.median_mib_s,
+        cpu_s_per_mib: None,
+        method: r.method,
+        error: r.error,
+    });
+    s.shared.set_phase(Some("between".into()));
+
+    (s.say)(&format!(
+        "LUKS: a {:.0} MiB loop file in {}",
+        loop_bytes as f64 / MIB,
+        s.end.dir
+    ));
+    let vol = Scratch::create(Path::new(&s.end.dir), token, loop_bytes, cleanup)?;
+    let mut buf = seqio::Buffer::new();
+    for (i, st) in list.iter_mut().enumerate() {
+        let mark = cleanup.mark();
+        let phase = format!("luks-pass:{}", st.name);
+        (s.say)(&format!(
+            "LUKS {}: dm-crypt pass, {} MiB written through {}",
+            st.name,
+            pass_bytes >> 20,
+            settings::describe(st)
+        ));
+        let r = vol.map(i, st, cleanup).and_then(|m| {
+            set_dm(s, &m);
+            s.shared.set_phase(Some(phase));
+            seqio::run(Test::WrS, &m.dev, pass_bytes, &mut buf)
+        });
+        s.shared.set_phase(Some("between".into()));
+        match r {
+            Ok(rate) => st.dm_crypt_mib_s = Some(round1(rate)),
+            Err(e) => {
+                check_interrupted()?;
+                (s.say)(&format!("LUKS {}: {e:#}", st.name));
+                st.error = Some(format!("{e:#}"));
+            }
+        }
+        cleanup.unwind_to(mark).map_err(|e| anyhow!(e))?;
+    }
+    // The CPU costs so far, for the trimming (the samplers keep running).
+    let so_far = s
+        .shared
+        .intervals
+        .lock()
+        .map(|v| v.clone())
+        .unwrap_or_default();
+    let same = s.end.embedded;
+    costs(
+        &mut alone,
+        &mut list,
+        &so_far,
+        same,
+        s.dataset.bytes,
+        pass_bytes,
+    );
+    let reference = list.iter().position(|x| x.current).unwrap_or(0);
+    if s.opts.luks_trim {
+        predict::trim(&mut list, reference, &alone, ciphers, cores);
+        for st in list.iter().filter(|x| x.trimmed.is_some()) {
+            (s.say)(&format!(
+                "LUKS {}: trimmed, {}",
+                st.name,
+                st.trimmed.as_deref().unwrap_or("")
+            ));
+        }
+    }
+
+    let mut cells_out = Vec::new();
+    for (i, st) in list.iter().enumerate() {
+        if st.trimmed.is_some() || st.error.is_some() {
+            continue;
+        }
+        let mark = cleanup.mark();
+        let m = vol.map(i, st, cleanup)?;
+        vol.mount(&m, cleanup)?;
+        set_dm(s, &m);
+        (s.say)(&format!("LUKS {}: rsync into ext4 on {}", st.name, m.name));
+        let data = format!("{}/data", vol.mnt.display());
+        // Each cipher's copy is compared with the source before the next cipher empties
+        // the volume (the hook runs ahead of each cipher's cells), the last one after them.
+        let root = s.dataset.root().to_path_buf();
+        let dest = std::path::PathBuf::from(&data);
+        let mut checks: Vec<(String, Option<String>)> = Vec::new();
+        let mut previous: Option<String> = None;
+        let rows = cells::measure_into(
+            s,
+            ciphers,
+            &[Variant::WholeFile],
+            &data,
+            &tag(&st.name),
+            &mut |c| {
+                if let Some(p) = previous.replace(c.clone()) {
+                    checks.push((p, same_tree(&root, &dest).err().map(|e| format!("{e:#}"))));
+                }
+                Ok(())
+            },
+        );
+        let mut rows = rows.inspect_err(|_| {
+            let _ = cleanup.unwind_to(mark);
+        })?;
+        if let Some(p) = previous {
+            checks.push((p, same_tree(&root, &dest).err().map(|e| format!("{e:#}"))));
+        }
+        for r in rows.iter_mut().filter(|r| r.error.is_none()) {
+            if let Some((_, Some(e))) = checks.iter().find(|(c, _)| c == &r.cipher) {
+                r.error = Some(format!("the copy differs from the source: {e}"));
+            }
+        }
+        s.shared.set_phase(Some("between".into()));
+        cleanup.unwind_to(mark).map_err(|e| anyhow!(e))?;
+        cells_out.push((st.name.clone(), rows));
+    }
+    if let Ok(mut g) = s.shared.dm.lock() {
+        *g = storage.dm_device.clone();
+    }
+    Ok(Measured {
+        stale,
+        loop_bytes,
+        pass_bytes,
+        bytes: s.dataset.bytes,
+        settings: list,
+        alone,
+        cells: cells_out,
+        storage: storage.clone(),
+    })
+}
+
+fn set_dm(s: &Setup, m: &Mapped) {
+    if let Ok(mut g) = s.shared.dm.lock() {
+        *g = m.dm.clone();
+    }
+}
+
+/// The loop file and the dm-crypt pass for a dataset: the pass writes 16–128 MiB (whole
+/// 16 MiB blocks); the file holds the dataset with ext4's journal and inode tables, rsync's
+/// temp file and some slack, and at least the pass.
+pub fn sizes(dataset_bytes: u64) -> (u64, u64) {
+    let pass = (dataset_bytes.clamp(16 << 20, 128 << 20) >> 24) << 24;
+    let file = (dataset_bytes + dataset_bytes / 4 + (64 << 20)).max(pass + (32 << 20));
+    // Whole MiB: every sector size (up to 4096) divides the device then.
+    (file.div_ceil(1 << 20) << 20, pass)
+}
+
+/// Refuses a loop file larger than half the free space of the destination's filesystem,
+/// before anything is measured.
+pub fn check_room(dataset_bytes: u64, free: Option<u64>, dir: &str) -> Result<()> {
+    let (file, _) = sizes(dataset_bytes);
+    match free {
+        Some(free) if file > free / 2 => bail!(
+            "--luks needs {:.0} MiB for its loop file in {dir} and only {:.0} MiB are free (it uses at most half)",
+            file as f64 / MIB,
+            free as f64 / MIB
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// SSH alone: the dataset's bytes piped through `ssh -c CIPHER` into `cat > /dev/null` on
+/// the destination — the bench's upload, with this run's data and samplers, so its CPU cost
+/// per MiB is measured the same way as every other stage's.
+fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
+    check_interrupted()?;
+    (s.say)(&format!("LUKS model: SSH alone with {cipher}"));
+    // An empty session first: its time and CPU (the login) are taken off the transfer's, as
+    // the rsync cells' clock starts after login too.
+    s.shared
+        .set_phase(Some(format!("luks-alone:login:{cipher}")));
+    let t = Instant::now();
+    let _ = ssh_command(&s.end.target, Some(cipher), "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let login_s = t.elapsed().as_secs_f64();
+    let mut cmd = ssh_command(&s.end.target, Some(cipher), "cat > /dev/null");
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    s.shared.set_phase(Some(format!("luks-alone:ssh:{cipher}")));
+    let t = Instant::now();
+    let mut child = cmd.spawn().context("cannot run ssh")?;
+    let mut stdin = child.stdin.take().context("ssh stdin")?;
+    let mut sent = 0u64;
+    let mut write_err = None;
+    for f in files(s.dataset.root()) {
+        match std::fs::File::open(&f).and_then(|mut r| std::io::copy(&mut r, &mut stdin)) {
+            Ok(n) => sent += n,
+            Err(e) => {
+                write_err = Some(e.to_string());
+                break;
+            }
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().context("waiting for ssh")?;
+    let secs = (t.elapsed().as_secs_f64() - login_s).max(1e-3);
+    s.shared.set_phase(Some("between".into()));
+    let error = if !out.status.success() {
+        Some(crate::process::last_line(&String::from_utf8_lossy(
+            &out.stderr,
+        )))
+    } else {
+        write_err
+    };
+    Ok(AloneStage {
+        stage: "ssh".into(),
+        cipher: Some(cipher.into()),
+        mib_s: error
+            .is_none()
+            .then(|| round1(sent as f64 / MIB / secs.max(1e-6))),
+        cpu_s_per_mib: None,
+        method: format!(
+            "the dataset's bytes through ssh -c {cipher} into cat > /dev/null, less an empty session's time and CPU (the login)"
+        ),
+        error,
+    })
+}
+
+/// Compares every file of the source with its copy under `dest`, byte for byte.
+fn same_tree(root: &Path, dest: &Path) -> Result<()> {
+    for f in files(root) {
+        let rel = if root.is_file() {
+            Path::new(root.file_name().unwrap_or_default()).to_path_buf()
+        } else {
+            f.strip_prefix(root).unwrap_or(&f).to_path_buf()
+        };
+        let copy = dest.join(&rel);
+        let a = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
+        let b = std::fs::read(&copy).with_context(|| format!("reading {}", copy.display()))?;
+        if a != b {
+            bail!("{} differs", rel.display());
+        }
+    }
+    Ok(())
+}
+
+/// Every regular file under `root` (or `root` itself).
+fn files(root: &Path) -> Vec<std::path::PathBuf> {
+    if root.is_file() {
+        return vec![root.to_path_buf()];
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        if let Ok(rd) = std::fs::read_dir(&d) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.is_file() {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Whole-machine CPU time (user + system + irq/softirq, core-seconds) of the intervals of a
+/// phase: both ends summed, or the larger when they are the same machine (each sampler sees
+/// all of it).
+fn core_seconds(intervals: &[Interval], prefix: &str, same_machine: bool) -> Option<f64> {
+    let side = |side: Side| -> Option<f64> {
+        let mine: Vec<&Interval> = intervals
+            .iter()
+            .filter(|i| i.side == side)
+            .filter(|i| i.phase.as_deref().is_some_and(|p| p.starts_with(prefix)))
+            .collect();
+        (!mine.is_empty()).then(|| {
+            mine.iter()
+                .map(|i| {
+                    let pct: f64 = i
+                        .cpu
+                        .iter()
+                        .filter(|(g, _)| {
+                            ["total-user", "total-system", "total-softirq"].contains(&g.as_str())
+                        })
+                        .map(|(_, v)| v)
+                        .sum();
+                    pct / 100.0 * i.seconds
+                })
+                .sum()
+        })
+    };
+    match (side(Side::Client), side(Side::Server)) {
+        (Some(a), Some(b)) if same_machine => Some(a.max(b)),
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Fills in the CPU cost per MiB (core-seconds over the MiB moved) of each stage alone and
+/// each dm-crypt pass; ssh's login is taken off.
+fn costs(
+    alone: &mut [AloneStage],
+    list: &mut [LuksSetting],
+    iv: &[Interval],
+    same: bool,
+    bytes: u64,
+    pass_bytes: u64,
+) {
+    let per_mib = |cs: Option<f64>, b: u64| -> Option<f64> {
+        let cs = cs?.max(0.0);
+        (b > 0).then(|| (cs / (b as f64 / MIB) * 10000.0).round() / 10000.0)
+    };
+    for a in alone.iter_mut().filter(|a| a.mib_s.is_some()) {
+        let cs = match &a.cipher {
+            Some(c) => core_seconds(iv, &format!("luks-alone:ssh:{c}"), same).map(|d| {
+                d - core_seconds(iv, &format!("luks-alone:login:{c}"), same).unwrap_or(0.0)
+            }),
+            None => core_seconds(iv, "luks-alone:rsync-local", same),
+        };
+        a.cpu_s_per_mib = per_mib(cs, bytes);
+    }
+    for st in list.iter_mut().filter(|s| s.dm_crypt_mib_s.is_some()) {
+        let cs = core_seconds(iv, &format!("luks-pass:{}", st.name), same);
+        st.dm_cpu_s_per_mib = per_mib(cs, pass_bytes);
+    }
+}
+
+/// The report's section, once the samplers have stopped.
+pub fn finish(
+    mut m: Measured,
+    intervals: &[Interval],
+    cores: f64,
+    same_machine: bool,
+    default_cipher: Option<&str>,
+) -> LuksSection {
+    costs(
+        &mut m.alone,
+        &mut m.settings,
+        intervals,
+        same_machine,
+        m.bytes,
+        m.pass_bytes,
+    );
+    for st in m.settings.iter_mut() {
+        let ciphers: Vec<String> = m.alone.iter().filter_map(|a| a.cipher.clone()).collect();
+        st.predicted_best_mib_s = predict::best(&m.alone, &ciphers, st, cores);
+    }
+    let mut cells = Vec::new();
+    for (name, mut rows) in m.cells {
+        sampling::attach_tagged(&mut rows, intervals, &tag(&name));
+        let Some(st) = m.settings.iter().find(|s| s.name == name) else {
+            continue;
+        };
+        for row in rows {
+            cells.push(cell(row, st, &m.alone, cores, same_machine));
+        }
+    }
+    let model_max_error_pct = cells
+        .iter()
+        .filter_map(|c| c.error_pct)
+        .map(f64::abs)
+        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher);
+    LuksSection {
+        loop_file_bytes: m.loop_bytes,
+        pass_bytes: m.pass_bytes,
+        stale_removed: m.stale,
+        settings: m.settings,
+        alone: m.alone,
+        cells,
+        model_max_error_pct,
+        recommendation,
+    }
+}
+
+/// One measured cell with its bound (the verdict code, this setting's dm-crypt pass as the
+/// disk ceiling) and the model's prediction.
+fn cell(row: Row, st: &LuksSetting, alone: &[AloneStage], cores: f64, same: bool) -> LuksCell {
+    let ceiling = |stage: &str, cipher: Option<&str>, v: Option<f64>, how: &str| -> StageCeiling {
+        stages::ceiling(stage, cipher, v.into_iter().collect(), how.into())
+    };
+    let ssh = alone
+        .iter()
+        .find(|a| a.stage == "ssh" && a.cipher.as_deref() == Some(row.cipher.as_str()));
+    let rsync = alone.iter().find(|a| a.stage == "rsync-local");
+    let ceilings = vec![
+        ceiling(
+            "ssh",
+            Some(&row.cipher),
+            ssh.and_then(|a| a.mib_s),
+            "ssh alone",
+        ),
+        ceiling("disk", None, st.dm_crypt_mib_s, "dm-crypt pass"),
+        ceiling(
+            "rsync-local",
+            None,
+            rsync.and_then(|a| a.mib_s),
+            "rsync-local",
+        ),
+    ];
+    let storage = StorageInfo {
+        dm_name: Some(format!("scratch {}", st.name)),
+        crypt_cipher: Some(st.cipher.clone()),
+        sector_size: Some(st.sector_size),
+        crypt_flags: st.flags.clone(),
+        ..Default::default()
+    };
+    let v = verdict::decide(&verdict::Input {
+        rows: std::slice::from_ref(&row),
+        ceilings: &ceilings,
+        storage: &storage,
+        default_cipher: Some(&row.cipher),
+        cores: Some(cores as u32),
+        same_machine: same,
+    });
+    let predicted = predict::cell(alone, &row.cipher, st, cores);
+    let error_pct = match (predicted, row.median_mib_s) {
+        (Some(p), Some(m)) if m > 0.0 => Some(predict::error_pct(p, m)),
+        _ => None,
+    };
+    LuksCell {
+        setting: st.name.clone(),
+        bound_by: v.bound_by,
+        reason: v.reason,
+        predicted_mib_s: predicted,
+        error_pct,
+        row,
+    }
+}
+
+fn round1(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
