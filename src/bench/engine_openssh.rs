@@ -206,6 +206,10 @@ impl Engine for OpenSshEngine {
         )
     }
 
+    fn reuse_sessions(&mut self, on: bool) {
+        self.exec.reuse &= on;
+    }
+
     fn window(&self) -> Option<u64> {
         Some(super::window::OPENSSH_CHANNEL_WINDOW)
     }

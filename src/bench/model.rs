@@ -212,6 +212,10 @@ pub struct Settings {
     pub native_packet_bytes: Option<u32>,
     #[serde(default)]
     pub native_window_bytes: Option<u32>,
+    /// Native engine only: threads sealing what the client sends (`--threads`; 2 computes the
+    /// keystream ahead). Null when the native engine did not run and in older reports (1).
+    #[serde(default)]
+    pub native_threads: Option<u8>,
     /// `adaptive` (samples sized by stability, racing) or `thorough` (`repeat` samples of at
     /// least `min_duration_s` each); null in older reports, which were all thorough.
     #[serde(default)]

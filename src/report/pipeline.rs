@@ -375,62 +375,52 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
         ]);
     }
     w.write_record(&h)?;
-    let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
     for r in &report.rows {
-        let mut rec = vec![
-            r.cipher.clone(),
-            r.variant.clone(),
-            r.bytes.to_string(),
-            r.samples
-                .iter()
-                .map(|s| format!("{s:.3}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            f(r.median_mib_s),
-            f(r.min_mib_s),
-            f(r.max_mib_s),
-            f(ssh_for(report, &r.cipher).and_then(|c| c.median_mib_s)),
-        ];
-        for g in &groups {
-            let (side, rest) = g.split_once('_').expect("side prefix");
-            let name = rest.trim_end_matches("_pct");
-            rec.push(f(share(&r.cpu, side, &[name])));
-        }
-        rec.push(r.error.clone().unwrap_or_default());
+        let ssh = ssh_for(report, &r.cipher).and_then(|c| c.median_mib_s);
+        let mut rec = csv_record(r, ssh, &groups);
         if luks.is_some() {
             rec.extend([String::new(), String::new(), String::new(), String::new()]);
         }
         w.write_record(&rec)?;
     }
     for c in luks.map(|l| l.cells.as_slice()).unwrap_or_default() {
-        let r = &c.row;
-        let mut rec = vec![
-            r.cipher.clone(),
-            r.variant.clone(),
-            r.bytes.to_string(),
-            r.samples
-                .iter()
-                .map(|s| format!("{s:.3}"))
-                .collect::<Vec<_>>()
-                .join(" "),
-            f(r.median_mib_s),
-            f(r.min_mib_s),
-            f(r.max_mib_s),
-            String::new(),
-        ];
-        for g in &groups {
-            let (side, rest) = g.split_once('_').expect("side prefix");
-            let name = rest.trim_end_matches("_pct");
-            rec.push(f(share(&r.cpu, side, &[name])));
-        }
-        rec.push(r.error.clone().unwrap_or_default());
+        let mut rec = csv_record(&c.row, None, &groups);
         rec.extend([
             c.setting.clone(),
-            f(c.predicted_mib_s),
-            f(c.error_pct),
+            csv_figure(c.predicted_mib_s),
+            csv_figure(c.error_pct),
             c.bound_by.clone(),
         ]);
         w.write_record(&rec)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)
+}
+
+/// One rsync run's CSV columns up to `error` (the LUKS columns are the caller's).
+fn csv_record(r: &Row, ssh_only: Option<f64>, groups: &[String]) -> Vec<String> {
+    let mut rec = vec![
+        r.cipher.clone(),
+        r.variant.clone(),
+        r.bytes.to_string(),
+        r.samples
+            .iter()
+            .map(|s| format!("{s:.3}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        csv_figure(r.median_mib_s),
+        csv_figure(r.min_mib_s),
+        csv_figure(r.max_mib_s),
+        csv_figure(ssh_only),
+    ];
+    for g in groups {
+        let (side, rest) = g.split_once('_').expect("side prefix");
+        let name = rest.trim_end_matches("_pct");
+        rec.push(csv_figure(share(&r.cpu, side, &[name])));
+    }
+    rec.push(r.error.clone().unwrap_or_default());
+    rec
+}
+
+fn csv_figure(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.3}")).unwrap_or_default()
 }

@@ -16,6 +16,19 @@ pub enum Resource {
     Mount(PathBuf),
 }
 
+/// What a person reads in a report: `mapping sshtune-…`, `loop device /dev/loop1`.
+impl std::fmt::Display for Resource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Resource::Dir(p) => write!(f, "directory {}", p.display()),
+            Resource::File(p) => write!(f, "file {}", p.display()),
+            Resource::Loop(p) => write!(f, "loop device {}", p.display()),
+            Resource::Mapping(n) => write!(f, "mapping {n}"),
+            Resource::Mount(p) => write!(f, "mount {}", p.display()),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Cleanup {
     stack: Vec<Resource>,

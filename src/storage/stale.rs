@@ -61,7 +61,7 @@ pub fn clean(dir: &Path) -> Vec<String> {
 
 fn report(out: &mut Vec<String>, r: &Resource) {
     match undo(r) {
-        Ok(()) => out.push(format!("removed stale {r:?}")),
-        Err(e) => out.push(format!("could not remove stale {r:?}: {e}")),
+        Ok(()) => out.push(format!("removed stale {r}")),
+        Err(e) => out.push(format!("could not remove stale {r}: {e}")),
     }
 }

@@ -265,7 +265,7 @@ leftovers stale
     assert!(
         stale
             .iter()
-            .any(|s| s.as_str().unwrap().contains("removed stale Mapping")),
+            .any(|s| s.as_str().unwrap().contains("removed stale mapping")),
         "{stale:?}"
     );
     assert!(

@@ -6,10 +6,10 @@
 use super::settings;
 use crate::pipeline::model::{LuksAdvice, LuksCell, LuksSetting, StorageInfo};
 
-/// Only the safe ciphers are ever recommended: the ones `sshtune bench` grades ok (AEAD and
-/// CTR modes); a legacy cipher can be measured but is not advised.
+/// Only the safe ciphers are ever recommended: the ones the catalog grades ok (as bench and
+/// config do); a legacy cipher can be measured but is not advised.
 fn safe(cipher: &str) -> bool {
-    cipher.contains("gcm") || cipher.contains("chacha20") || cipher.ends_with("-ctr")
+    ciphers::cipher(cipher).is_some_and(|c| c.grade == ciphers::Grade::Ok)
 }
 
 pub fn recommend(
@@ -58,8 +58,9 @@ pub fn recommend(
     Some(LuksAdvice {
         client_line: format!("Ciphers ^{cipher}"),
         sshd_dropin: format!(
-            "# /etc/ssh/sshd_config.d/50-sshtune.conf (the client's order picks the cipher; \
-             this keeps it first on the server too)\nCiphers ^{cipher}"
+            "# /etc/ssh/sshd_config.d/50-sshtune.conf: the client's order picks the cipher, the \
+             server only has to allow it (`sshtune config` writes a policy-checked list)\n\
+             Ciphers +{cipher}"
         ),
         setting: best.0.setting.clone(),
         mib_s: best.1,
