@@ -78,6 +78,10 @@ pub struct LuksSetting {
 pub struct AloneStage {
     pub stage: String,
     pub cipher: Option<String>,
+    /// What the stage moved, when it is not the dataset once (ssh alone repeats the dataset
+    /// until its window is long enough to time). Absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
     pub mib_s: Option<f64>,
     pub cpu_s_per_mib: Option<f64>,
     pub method: String,
@@ -181,8 +185,12 @@ pub struct Row {
     /// Dataset bytes per run (the sync's payload, not the wire bytes).
     pub bytes: u64,
     /// MiB/s of each timed run: dataset bytes over the time from rsync's first progress line
-    /// to its exit.
+    /// to its exit plus the flush of the destination filesystem that follows (`flush_s`).
     pub samples: Vec<f64>,
+    /// Seconds each timed run's flush took (`sync -f` of the destination after rsync exits):
+    /// the part of the copy that was still in the page cache. Absent in files written before.
+    #[serde(default)]
+    pub flush_s: Vec<f64>,
     pub median_mib_s: Option<f64>,
     pub min_mib_s: Option<f64>,
     pub max_mib_s: Option<f64>,

@@ -39,6 +39,16 @@ const REMOVE: &str = r#"rm -rf -- "$1" && echo SSHTUNE-OK"#;
 /// Empties one subdirectory of the run directory. Argument: PATH.
 const RESET: &str = r#"rm -rf -- "$1" && mkdir -- "$1" && echo SSHTUNE-OK"#;
 
+/// Writes the destination filesystem's dirty data out and times it: a copy is not on the
+/// disk (and dm-crypt has not encrypted it) until writeback is done, and a dataset smaller
+/// than the page cache would otherwise be timed into memory. `sync -f` flushes that filesystem
+/// only; an old `sync` without `-f` flushes all of them. The path arrives as octal escapes
+/// (`printf %b`) so this session's command line does not name the run directory: the
+/// sampler charges the sshd above any process that does to the pipeline. Argument: PATH.
+/// Prints `SSHTUNE-SYNC <uptime before> <uptime after>`.
+const FLUSH: &str = r#"d=$(printf "%b" "$1"); read a r < /proc/uptime;
+sync -f "$d" 2>/dev/null || sync; read b r < /proc/uptime; echo "SSHTUNE-SYNC $a $b""#;
+
 /// A short sequential write of zeros to a temp file on the destination filesystem, direct I/O
 /// when the filesystem allows it, then fsync. Arguments: FILE, MiB.
 const DISK: &str = r#"f=$1; n=$2; m=direct;
@@ -78,6 +88,19 @@ pub fn remove(run_dir: &str) -> String {
 
 pub fn reset(path: &str) -> String {
     wrap(RESET, &[path])
+}
+
+pub fn flush(path: &str) -> String {
+    let octal: String = path.bytes().map(|b| format!("\\0{b:03o}")).collect();
+    wrap(FLUSH, &[&octal])
+}
+
+/// Seconds the flush took, from its `SSHTUNE-SYNC` line (`/proc/uptime`, 10 ms steps).
+pub fn parse_flush(out: &str) -> Option<f64> {
+    let line = out.lines().find_map(|l| l.strip_prefix("SSHTUNE-SYNC "))?;
+    let mut w = line.split_whitespace().map(|x| x.parse::<f64>().ok());
+    let (a, b) = (w.next()??, w.next()??);
+    Some((b - a).max(0.0))
 }
 
 pub fn disk(file: &str, mib: u64) -> String {
@@ -139,6 +162,42 @@ mod tests {
         for s in [remove("/x"), reset("/x"), disk("/x", 4), sampler(0.2, "t")] {
             assert!(s.starts_with("sh -c '"), "{s}");
         }
+    }
+
+    /// The flush decodes its octal path back in a real shell, quotes, spaces and UTF-8 included,
+    /// and its command line does not carry the path's text.
+    #[test]
+    fn flush_names_no_path_and_reaches_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run 'x' é");
+        std::fs::create_dir(&path).unwrap();
+        // The same script with the sync swapped for a check that the decoded path exists.
+        let run = |p: &str| {
+            let cmd = flush(p);
+            assert!(
+                !cmd.contains("run") && !cmd.contains("nonexistent"),
+                "{cmd}"
+            );
+            let probe = cmd.replace(
+                r#"sync -f "$d" 2>/dev/null || sync"#,
+                r#"test -d "$d" || echo MISSING"#,
+            );
+            assert_ne!(probe, cmd);
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(probe)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let found = run(path.to_str().unwrap());
+        assert!(
+            !found.contains("MISSING") && parse_flush(&found).is_some(),
+            "{found}"
+        );
+        assert!(run("/nonexistent/x").contains("MISSING"));
+        assert_eq!(parse_flush("x\nSSHTUNE-SYNC 10.25 10.75\n"), Some(0.5));
+        assert_eq!(parse_flush("SSHTUNE-SYNC 10.25"), None);
     }
 
     #[test]

@@ -290,6 +290,7 @@ mod tests {
             rsync_flags: vec![],
             bytes: 1,
             samples: vec![m],
+            flush_s: vec![],
             median_mib_s: Some(m),
             min_mib_s: Some(m),
             max_mib_s: Some(m),

@@ -73,7 +73,7 @@ fn header() -> Vec<String> {
 
 fn summary(report: &PipelineReport) -> Vec<String> {
     let mut out = vec![format!(
-        "{} runs per row; MiB/s: median (min–max) of dataset bytes ({}{}, {:.1} MiB in {} files) over the time from rsync's first progress line to its exit. CPU: % of one core, averaged over the row's runs.",
+        "{} runs per row; MiB/s: median (min–max) of dataset bytes ({}{}, {:.1} MiB in {} files) over the time from rsync's first progress line to the end of the destination's flush (`sync -f`) after rsync exits. CPU: % of one core, averaged over the row's runs.",
         report.settings.repeat,
         report.dataset.kind,
         report.dataset.source.as_deref().map(|s| format!(" {s}")).unwrap_or_default(),

@@ -94,6 +94,7 @@ mod tests {
 
     fn stage(stage: &str, cipher: Option<&str>, r: f64, c: f64) -> AloneStage {
         AloneStage {
+            bytes: None,
             stage: stage.into(),
             cipher: cipher.map(String::from),
             mib_s: Some(r),

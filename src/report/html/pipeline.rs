@@ -135,7 +135,7 @@ pub fn pipeline(report: &PipelineReport) -> String {
     body.push_str(&list("how", &suggestions));
     body.push_str("<h2>How these figures were obtained</h2>\n");
     let mut how = vec![format!(
-        "{} timed runs per row; MiB/s = dataset bytes over the time from rsync's first progress line to its exit (median, whiskers min–max); CPU sampled every {} ms, averaged over the row's runs.",
+        "{} timed runs per row; MiB/s = dataset bytes over the time from rsync's first progress line to the end of the destination's flush after rsync exits (median, whiskers min–max); CPU sampled every {} ms, averaged over the row's runs.",
         report.settings.repeat, report.settings.interval_ms
     )];
     how.extend(ceilings);
