@@ -206,10 +206,6 @@ impl Engine for OpenSshEngine {
         )
     }
 
-    fn reuse_sessions(&mut self, on: bool) {
-        self.exec.reuse &= on;
-    }
-
     fn window(&self) -> Option<u64> {
         Some(super::window::OPENSSH_CHANNEL_WINDOW)
     }

@@ -103,7 +103,4 @@ pub trait Engine: Executor {
     ) -> anyhow::Result<Option<Ceiling>>;
     /// The channel window the path inference divides by.
     fn window(&self) -> Option<u64>;
-    /// Whether transfers may share one long-lived session (the OpenSSH engine's loop); the
-    /// suite turns it off where that misreads (a CPU quota). Engines without it ignore this.
-    fn reuse_sessions(&mut self, _on: bool) {}
 }

@@ -39,8 +39,6 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let run_started = std::time::Instant::now();
     let client_quota = cgroup::quota_cores("self");
     let mut warnings: Vec<String> = Vec::new();
-    // Whether an engine ran the reference loop instead of the adaptive one (a CPU quota).
-    let mut fell_back = false;
     let mut lead: Option<Facts> = None;
     let mut ceiling: Option<model::Ceiling> = opts.ceiling.as_ref().map(step::user);
     let mut results: Vec<ResultRow> = Vec::new();
@@ -81,37 +79,9 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
                 .max_time_s
                 .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
         };
-        let quota = match (client_quota, facts.server.cpu_quota_cores) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        // Under a CPU quota the reference loop runs, one `ssh` per sample: with a server held
-        // to 20% of a core, short samples read 27-36% low and samples carried by one
-        // long-lived session 33-37% high against plain `ssh` + `cat`, while 2 s samples of fresh
-        // sessions agree (docs/time-to-answer.md). Until that is understood, a quota costs time,
-        // not truth.
-        let quota_fallback = quota.is_some() && !opts.thorough && opts.size.is_none();
-        if quota_fallback {
-            engine.reuse_sessions(false);
-            fell_back = true;
-            let w = format!(
-                "a CPU quota of {:.2} cores was found: the {} engine used the reference loop \
-                 (one ssh per sample, {} samples of at least {} s), which short or shared-session \
-                 samples misread under a quota",
-                quota.unwrap_or_default(),
-                kind,
-                opts.repeat,
-                opts.min_duration_s
-            );
-            if !warnings.contains(&w) {
-                warnings.push(w);
-            }
-        }
-        let sampling_mode = if quota_fallback {
-            None
-        } else {
-            adaptive(opts, engine.window(), facts.tick_cpu)
-        };
+        // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
+        // where fresh sessions take seconds to reach it (docs/time-to-answer.md).
+        let sampling_mode = adaptive(opts, engine.window(), facts.tick_cpu);
         let rows = match sampling_mode {
             Some(a) => {
                 super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
@@ -181,13 +151,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             cpu_quota_cores: client_quota,
         },
         server: facts.server,
-        settings: {
-            let mut s = settings(opts);
-            if fell_back {
-                s.mode = Some("thorough".into());
-            }
-            s
-        },
+        settings: settings(opts),
         ceiling,
         ranking: super::ranking::rank(&results),
         results,

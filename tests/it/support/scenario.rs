@@ -96,12 +96,18 @@ pub const SERVE_SINK: Sink = Sink {
     done: "SSHTUNE-DONE",
 };
 
-/// Upload rate in MiB/s measured without sshtune's code: `ssh -c C dest 'echo ready; cat >
-/// /dev/null; echo done'`, fed N bytes by `dd if=/dev/zero bs=1M` (under the same prefix, so a
-/// client quota holds the feeder too) started only once the remote said ready, and clocked by
-/// this process from "ready" to "done". Starting the feed at "ready" matters: data sent before
-/// the remote command runs (up to a channel window, 2 MiB) would otherwise escape the clock.
-/// Returns the rate of each of `runs` transfers.
+/// Upload rate in MiB/s measured without sshtune's code: `ssh -c C dest 'echo ready;
+/// head -c W > /dev/null; echo warm; cat > /dev/null; echo done'`, fed W + N bytes by `dd if=/dev/zero
+/// bs=1M` (under the same prefix, so a client quota holds the feeder too) started only once the
+/// remote said ready, and clocked by this process from "warm" to "done": the N bytes after a
+/// warm-up of W in the same session, as bench times its samples after a warm-up.
+///
+/// The warm-up matters under a CPU quota: with sshd held to 20% of a core, transfers of
+/// ~2.5 s in fresh sessions read 66–80 MiB/s where ~8 s ones read 95–106 and a long-lived
+/// session's 2 s samples 86–106 — a fresh session takes seconds to reach its steady rate
+/// there, and a reference that averages that ramp in is low. Starting the feed at "ready"
+/// matters too: data sent before the remote command runs (up to a channel window, 2 MiB)
+/// would otherwise escape the clock. Returns the rate of each of `runs` transfers.
 pub fn independent_upload(
     prefix: &[String],
     target: &SshTarget,
@@ -109,11 +115,22 @@ pub fn independent_upload(
     bytes: u64,
     runs: usize,
 ) -> Vec<f64> {
-    independent_upload_to(prefix, target, cipher, bytes, runs, &SHELL_SINK)
+    // Every timed part lasts at least MIN_SECONDS after WARM_SECONDS of warm-up, so the fixed
+    // costs around it (dd starting, `done` coming back) weigh the same as in bench. `bytes`
+    // is the first guess; a pilot transfer scales both up.
+    const MIN_SECONDS: f64 = 2.5;
+    const WARM_SECONDS: f64 = 2.0;
+    let pilot = one_upload(prefix, target, cipher, 0, bytes, &SHELL_SINK);
+    let bytes = bytes.max(((pilot * MIN_SECONDS) as u64 + 1) << 20);
+    let warm = ((pilot * WARM_SECONDS) as u64 + 1) << 20;
+    (0..runs)
+        .map(|_| one_upload(prefix, target, cipher, warm, bytes, &SHELL_SINK))
+        .collect()
 }
 
-/// `independent_upload` into any `sink`: the OpenSSH client and this process's clock are the
-/// independent parts, whatever serves the other end.
+/// An independent upload into any `sink`, without a warm-up (a built-in sink cannot say when
+/// it is warm): the OpenSSH client and this process's clock are the independent parts,
+/// whatever serves the other end. Each transfer lasts at least 2.5 s.
 pub fn independent_upload_to(
     prefix: &[String],
     target: &SshTarget,
@@ -122,21 +139,32 @@ pub fn independent_upload_to(
     runs: usize,
     sink: &Sink,
 ) -> Vec<f64> {
-    // Like bench's adaptive size: every timed transfer lasts at least MIN_SECONDS, so the fixed
-    // costs around it (dd starting, the window filling, `done` coming back) weigh the same in
-    // both measurements. `bytes` is the first guess; a pilot transfer scales it up.
     const MIN_SECONDS: f64 = 2.5;
-    let pilot = one_upload(prefix, target, cipher, bytes, sink);
+    let pilot = one_upload(prefix, target, cipher, 0, bytes, sink);
     let bytes = bytes.max(((pilot * MIN_SECONDS) as u64 + 1) << 20);
     (0..runs)
-        .map(|_| one_upload(prefix, target, cipher, bytes, sink))
+        .map(|_| one_upload(prefix, target, cipher, 0, bytes, sink))
         .collect()
 }
 
-/// One independent transfer of `bytes` bytes; MiB/s.
-fn one_upload(prefix: &[String], target: &SshTarget, cipher: &str, bytes: u64, sink: &Sink) -> f64 {
+/// One independent transfer: `warm` bytes (none for 0; a shell sink only), then `bytes`
+/// bytes timed; MiB/s.
+fn one_upload(
+    prefix: &[String],
+    target: &SshTarget,
+    cipher: &str,
+    warm: u64,
+    bytes: u64,
+    sink: &Sink,
+) -> f64 {
     use std::io::{BufRead, BufReader};
-    let mut child = ssh(prefix, target, cipher, sink.command)
+    let command = if warm > 0 {
+        assert_eq!(sink.command, SHELL_SINK.command, "a warm-up needs a shell");
+        format!("echo ready; head -c {warm} > /dev/null; echo warm; cat > /dev/null; echo done")
+    } else {
+        sink.command.to_string()
+    };
+    let mut child = ssh(prefix, target, cipher, &command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -149,18 +177,27 @@ fn one_upload(prefix: &[String], target: &SshTarget, cipher: &str, bytes: u64, s
         line.starts_with(sink.ready),
         "independent ssh did not start: {line:?}"
     );
-    let t0 = std::time::Instant::now();
-    let status = prefixed(prefix, "dd")
+    let mut t0 = std::time::Instant::now();
+    let mut dd = prefixed(prefix, "dd")
         .args(["if=/dev/zero", "bs=1M", "iflag=count_bytes"])
-        .arg(format!("count={bytes}"))
+        .arg(format!("count={}", warm + bytes))
         .stdout(Stdio::from(child.stdin.take().expect("piped")))
         .stderr(Stdio::null())
-        .status()
+        .spawn()
         .expect("dd runs");
-    assert!(status.success(), "dd failed");
+    if warm > 0 {
+        line.clear();
+        out.read_line(&mut line).expect("warm line");
+        t0 = std::time::Instant::now();
+        assert!(
+            line.starts_with("warm"),
+            "independent warm-up did not end: {line:?}"
+        );
+    }
     line.clear();
     out.read_line(&mut line).expect("done line");
     let secs = t0.elapsed().as_secs_f64();
+    assert!(dd.wait().expect("dd ends").success(), "dd failed");
     assert!(
         line.starts_with(sink.done),
         "independent transfer did not finish: {line:?}"
