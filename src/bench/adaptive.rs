@@ -101,13 +101,19 @@ impl Noise {
         }
     }
 
-    /// The shortest sample the run can trust: long enough that the start cost it has seen
-    /// (median over pairs, so one noisy pair does not set it) is at most `NOISE_FLOOR` of the
-    /// sample, and never below `start_s` or above `longest_s`. Samples that agree with each
-    /// other but are all this short and all this low are what it catches: agreement alone
-    /// cannot, since every one of them pays the same start.
+    /// The shortest sample the run can trust: long enough that the start cost it has seen is
+    /// at most `NOISE_FLOOR` of the sample, and never below `start_s` or above `longest_s`.
+    /// Samples that agree with each other but are all this short and all this low are what it
+    /// catches: agreement alone cannot, since every one of them pays the same start.
+    ///
+    /// The cost is the lower quartile over pairs, not the median: a pair's intercept is the
+    /// start plus twice the shorter sample's disturbance minus the longer one's, and a
+    /// disturbance only ever adds time, so most pairs read high. On loopback the median over
+    /// agreeing pairs came to 40–60 ms and lengthened every OpenSSH sample to the longest
+    /// length, where fixed sizes showed none: 16 MiB uploads in one session ran at the rate
+    /// of 1 GiB ones (972 against 1008 MiB/s, 16 ms each).
     pub fn shortest_s(&self, a: &Adaptive) -> f64 {
-        let cost = stats::median(&self.starts).unwrap_or(0.0);
+        let cost = stats::lower_quartile(&self.starts).unwrap_or(0.0);
         (cost / NOISE_FLOOR).max(a.start_s).min(a.longest_s)
     }
 }
@@ -325,10 +331,10 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
     )
 }
 
-/// Warm-up sized to the shortest sample, then samples lengthened while a sample and the next,
-/// longer one disagree, or while the longer one is shorter than the run's start cost allows
-/// (`Noise::shortest_s`). Returns the sample size reached and the two samples that agreed (or
-/// the two of the longest length).
+/// Warm-up sized to the shortest sample, then samples lengthened while the next, longer
+/// sample is faster than the one before by more than the noise, or while the longer one is
+/// shorter than the run's start cost allows (`Noise::shortest_s`). Returns the size later
+/// samples take (the shorter of the last two, or the longest length) and the last two samples.
 #[allow(clippy::too_many_arguments)]
 fn first_round(
     exec: &mut dyn Executor,
@@ -371,7 +377,7 @@ fn first_round(
     // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
     let mut resized = 0;
     while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
-        size = next_size(size, prev.seconds, noise.shortest_s(a));
+        size = aim(size, prev.seconds, noise.shortest_s(a), a.longest_s);
         prev = take(size, budget)?;
         resized += 1;
     }
@@ -391,18 +397,32 @@ fn first_round(
             return Ok((size, vec![prev, s]));
         }
         size = next;
-        if d <= noise.threshold() {
+        let agree = d <= noise.threshold();
+        if agree {
             // Only a pair that agrees says what the start costs: in one that disagrees the
             // intercept is mostly the noise that made it disagree, and would lengthen every
             // later row on a busy machine for nothing.
             noise.record_start(&prev, &s);
-            if prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
-                return Ok((size, vec![prev, s]));
-            }
         }
-        // The longer sample differs: the shorter one was not representative; drop it.
+        // A start (ramp-up) makes the longer sample the faster one. A longer sample that is
+        // slower says the machine is noisy, not that short samples read low: lengthening
+        // would not help, more samples do, and racing gives a row whose samples spread more
+        // than the noise those samples.
+        let ramp = !agree && s.mib_s() > prev.mib_s();
+        if !ramp && prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
+            // Racing samples take the shorter length: it is the one the pair vouched for.
+            return Ok((prev.bytes, vec![prev, s]));
+        }
+        // The longer sample is faster: the shorter one was not representative; drop it.
         prev = s;
     }
+}
+
+/// `next_size` towards `target`, but not past the size that would last `longest` at the
+/// rate just seen: the thorough mode's length is the most a sample is worth.
+fn aim(size: u64, seconds: f64, target: f64, longest: f64) -> u64 {
+    let cap = (size as f64 * longest / seconds.max(1e-3)) as u64;
+    next_size(size, seconds, target).min(cap.max(size + 1))
 }
 
 /// Marks the rows whose sampling can end: below the leader of their engine and direction
@@ -547,6 +567,35 @@ mod tests {
         };
         let rows = run_it(&mut ex, &plan(&["fast"]));
         assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
+    }
+
+    /// Noise without a ramp-up (every other sample 15% slow) does not lengthen samples: a
+    /// longer sample that is slower is no sign that short ones read low.
+    #[test]
+    fn noise_alone_keeps_samples_short() {
+        let mut ex = Scripted {
+            rates: vec![("a", 100.0), ("b", 90.0), ("c", 80.0)],
+            ramp_s: 0.0,
+            jitter: 0.15,
+            calls: vec![],
+        };
+        let rows = run_it(&mut ex, &plan(&["a", "b", "c"]));
+        for r in &rows {
+            assert!(
+                r.sample_seconds.iter().all(|&s| s < 1.0),
+                "{}: {:?}",
+                r.cipher,
+                r.sample_seconds
+            );
+        }
+    }
+
+    #[test]
+    fn sizing_does_not_aim_past_the_longest_length() {
+        // 0.5 s seen, 1.9 s wanted, 2 s the longest: next_size alone would aim at 2.4 s.
+        let next = aim(10 * MIB, 0.5, 1.9, 2.0);
+        assert!(next <= 40 * MIB, "{next}");
+        assert!(next > 10 * MIB);
     }
 
     /// Samples that agree but all pay the same start: a 50 ms start at 100 MiB/s makes every

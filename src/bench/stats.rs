@@ -16,6 +16,17 @@ pub fn median(xs: &[f64]) -> Option<f64> {
     })
 }
 
+/// The lower quartile (nearest rank): a start cost estimated from pairs of samples, where a
+/// disturbance can only inflate the shorter sample's time, is best read low.
+pub fn lower_quartile(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some(v[(v.len() - 1) / 4])
+}
+
 pub fn min(xs: &[f64]) -> Option<f64> {
     xs.iter().copied().min_by(f64::total_cmp)
 }
@@ -50,6 +61,9 @@ mod tests {
         assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
         assert_eq!(median(&[]), None);
+        assert_eq!(lower_quartile(&[0.5, 0.0, 0.1, 0.3, 0.2]), Some(0.1));
+        assert_eq!(lower_quartile(&[0.4]), Some(0.4));
+        assert_eq!(lower_quartile(&[]), None);
         assert_eq!(min(&[2.0, 1.0]), Some(1.0));
         assert_eq!(max(&[2.0, 1.0]), Some(2.0));
         assert!((relative_spread(&[90.0, 100.0, 110.0]).unwrap() - 0.2).abs() < 1e-9);
