@@ -81,8 +81,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         };
         // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
         // where fresh sessions take seconds to reach it (docs/time-to-answer.md).
-        let sampling_mode = adaptive(opts, engine.window(), facts.tick_cpu);
-        let rows = match sampling_mode {
+        let rows = match adaptive(opts, engine.window(), facts.tick_cpu) {
             Some(a) => {
                 super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
             }
@@ -168,8 +167,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 ///
 /// The start is longer where a short sample cannot be trusted whatever the rates say: CPU
 /// figures counted in 10 ms scheduler ticks (`tick_cpu`) need half a second to be within a few
-/// percent, and an end under a CPU quota runs in bursts of its 100 ms CFS period, so a sample
-/// spans at least as many periods as a quarter second does at a full core.
+/// percent. A CPU quota needs no rule of its own: the session's warm-up covers its ramp-up,
+/// and a longer sample that reads faster is lengthened like any other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_cpu: bool) -> Option<Adaptive> {
     let mut start = START_S;
     if tick_cpu {
