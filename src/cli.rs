@@ -479,7 +479,8 @@ pub struct SpeedArgs {
     #[arg(long, value_enum, default_value_t = CryptoChoice::Both)]
     pub crypto: CryptoChoice,
     /// CPU seconds a sample may last: samples start at 0.1 s and double while they disagree
-    /// by more than 5%, up to this. The `openssl speed` reference runs once for 1 s.
+    /// by more than 5% (one outlier among two extra samples is set aside), up to this. The
+    /// `openssl speed` reference runs once for 1 s.
     #[arg(long, default_value_t = 1.0, value_parser = parse_min_time)]
     pub min_time: f64,
     /// Timed samples per row; the report shows their median and range.

@@ -148,6 +148,7 @@ fn row_base(s: &Subject, backend: Backend) -> SpeedRow {
         backend: backend.to_string(),
         default_backend,
         stats: None,
+        sample_cpu_s: Vec::new(),
         cpu_share: None,
         reference: None,
         reference_note: None,
@@ -205,6 +206,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
                     let mib: Vec<f64> = samples.iter().map(|x| x.mib_s()).collect();
                     let share: Vec<f64> = samples.iter().map(|x| x.cpu_share()).collect();
                     row.cpu_share = crate::bench::stats::median(&share);
+                    row.sample_cpu_s = samples.iter().map(|x| x.cpu_s).collect();
                     row.stats = Stats::from_samples(mib);
                 }
                 Err(e) => {

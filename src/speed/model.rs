@@ -106,6 +106,10 @@ pub struct SpeedRow {
     /// Measured throughput; absent when the row failed.
     #[serde(flatten)]
     pub stats: Option<Stats>,
+    /// CPU seconds each sample lasted, in the order of `samples_mib_s`: samples lengthen only
+    /// while they disagree, so this says how hard the row was to pin down.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_cpu_s: Vec<f64>,
     /// Median share of one core the measuring thread got (CPU time / wall time).
     pub cpu_share: Option<f64>,
     /// `openssl speed` of the same primitive, measured in this run.
