@@ -51,7 +51,11 @@ fn json_report_has_one_row_per_subject_and_backend() {
     for r in rows {
         assert!(r["error"].is_null(), "{r}");
         let samples = r["samples_mib_s"].as_array().unwrap();
+        // --min-time below the 0.1 s start: samples last it and are never lengthened.
         assert_eq!(samples.len(), 3);
+        let secs = r["sample_cpu_s"].as_array().unwrap();
+        assert_eq!(secs.len(), 3, "{r}");
+        assert!(secs.iter().all(|s| s.as_f64().unwrap() >= 0.05), "{r}");
         assert!(samples.iter().all(|s| s.as_f64().unwrap() > 0.0));
         let (lo, med, hi) = (
             r["min_mib_s"].as_f64().unwrap(),
