@@ -23,6 +23,8 @@ pub struct Sample {
     pub bytes: u64,
     pub seconds: f64,
     pub client_cpu_s: Option<f64>,
+    /// The part of `client_cpu_s` spent in user space, where the engine can tell.
+    pub client_user_cpu_s: Option<f64>,
     pub server_cpu_s: Option<f64>,
     /// Whole-server busy CPU seconds (all cores, all processes).
     pub server_busy_s: Option<f64>,

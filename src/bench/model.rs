@@ -294,6 +294,10 @@ pub struct ResultRow {
     pub max_mib_s: Option<f64>,
     /// Client `ssh` process CPU during the transfer, % of one core (median over samples).
     pub client_cpu_pct: Option<f64>,
+    /// The user-space part of `client_cpu_pct` (native engine only: its clock is split).
+    /// Absent elsewhere and in older reports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_user_cpu_pct: Option<f64>,
     /// Server session process CPU during the transfer, % of one core (median over samples).
     pub server_cpu_pct: Option<f64>,
     /// Whole-server CPU busy time during the transfer, % of one core (all processes).
@@ -332,6 +336,14 @@ pub struct TransportOverhead {
     /// `seal_mib_per_cpu_s / sender_mib_per_cpu_s`: 1.0 means the transport costs nothing
     /// beyond the crypto.
     pub ratio: f64,
+    /// The sender counting its user-space CPU only (`client_user_cpu_pct`): what our own code
+    /// costs, without the kernel's socket writes and TCP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sender_user_mib_per_cpu_s: Option<f64>,
+    /// `seal_mib_per_cpu_s / sender_user_mib_per_cpu_s`: the transport's overhead in user
+    /// space alone; `ratio` minus this is what the kernel adds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ratio: Option<f64>,
 }
 
 impl ResultRow {
@@ -354,6 +366,7 @@ impl ResultRow {
             min_mib_s: None,
             max_mib_s: None,
             client_cpu_pct: None,
+            client_user_cpu_pct: None,
             server_cpu_pct: None,
             server_total_cpu_pct: None,
             verdict: None,

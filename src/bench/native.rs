@@ -8,7 +8,7 @@ use super::remote;
 use super::transfer::{self, DataPipe, Step};
 use crate::process;
 use crate::proxy::Proxy;
-use crate::sysinfo::thread_cpu_seconds;
+use crate::sysinfo::{thread_cpu, thread_cpu_seconds};
 use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
 use crate::transport::conn::Transport;
 use crate::transport::kex::Preferences;
@@ -213,6 +213,12 @@ impl DataPipe for ChannelPipe<'_> {
 
     fn client_cpu_s(&self) -> Option<f64> {
         thread_cpu_seconds().map(|s| s + self.0.t.helper_cpu_seconds())
+    }
+
+    /// The keystream helpers' CPU counts as user time: their loop computes and hands over
+    /// blocks, and their clock is not split.
+    fn client_user_cpu_s(&self) -> Option<f64> {
+        thread_cpu().map(|c| c.user.as_secs_f64() + self.0.t.helper_cpu_seconds())
     }
 }
 

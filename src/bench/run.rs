@@ -186,6 +186,7 @@ pub fn summarise(
             .flatten()
     };
     let client = pcts(&|s| s.client_cpu_s);
+    let client_user = pcts(&|s| s.client_user_cpu_s);
     let server = pcts(&|s| s.server_cpu_s);
     let total = pcts(&|s| s.server_busy_s);
     let server_quota = samples.iter().find_map(|s| s.server_quota_cores);
@@ -232,6 +233,7 @@ pub fn summarise(
         max_mib_s: stats::max(&rates),
         samples: rates,
         client_cpu_pct: client,
+        client_user_cpu_pct: client_user,
         server_cpu_pct: server,
         server_total_cpu_pct: total,
         verdict,
@@ -272,6 +274,7 @@ mod tests {
                 bytes: job.bytes,
                 seconds: job.bytes as f64 / MIB as f64 / self.rate_mib_s,
                 client_cpu_s: Some(job.bytes as f64 / MIB as f64 / self.rate_mib_s * 0.99),
+                client_user_cpu_s: None,
                 server_cpu_s: Some(0.0),
                 server_busy_s: None,
                 server_quota_cores: None,

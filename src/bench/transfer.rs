@@ -21,6 +21,10 @@ pub trait DataPipe {
     fn drain(&mut self, bytes: u64) -> Result<u64, Self::Error>;
     /// The client CPU clock this engine reports (seconds), read at both ends of the window.
     fn client_cpu_s(&self) -> Option<f64>;
+    /// The user-space part of that clock, when the engine can split it.
+    fn client_user_cpu_s(&self) -> Option<f64> {
+        None
+    }
     /// Called once READY has arrived (e.g. to stop a login watchdog).
     fn on_ready(&mut self) {}
     /// Whether this pipe carries many transfers (`remote::session_script`): each starts with a
@@ -66,7 +70,7 @@ pub fn drive<P: DataPipe>(
         }
     };
     pipe.on_ready();
-    let c0 = pipe.client_cpu_s();
+    let c0 = Clocks::read(pipe);
     let t0 = Instant::now();
     let (seconds, c1, done) = match job.direction {
         Direction::Upload => {
@@ -84,18 +88,12 @@ pub fn drive<P: DataPipe>(
             }
             let done = read_done(pipe)?;
             let seconds = t0.elapsed().as_secs_f64();
-            let c1 = pipe.client_cpu_s();
+            let c1 = Clocks::read(pipe);
             if pipe.framed() {
                 if remote::tokens(&done).get("rc") != Some(&"0") {
                     return Err(Step::Bad(format!("remote sink failed: {done}")));
                 }
-                return Ok(sample(
-                    job.bytes,
-                    seconds,
-                    c0.zip(c1).map(|(a, b)| b - a),
-                    &ready,
-                    &done,
-                ));
+                return Ok(sample(job.bytes, seconds, c1.since(&c0), &ready, &done));
             }
             let counted: Option<u64> = remote::tokens(&done)
                 .get("bytes")
@@ -121,7 +119,7 @@ pub fn drive<P: DataPipe>(
                 )));
             }
             let seconds = t0.elapsed().as_secs_f64();
-            let c1 = pipe.client_cpu_s();
+            let c1 = Clocks::read(pipe);
             let done = read_done(pipe)?;
             if remote::tokens(&done).get("rc") != Some(&"0") {
                 return Err(Step::Bad(format!("remote source failed: {done}")));
@@ -129,13 +127,28 @@ pub fn drive<P: DataPipe>(
             (seconds, c1, done)
         }
     };
-    Ok(sample(
-        job.bytes,
-        seconds,
-        c0.zip(c1).map(|(a, b)| b - a),
-        &ready,
-        &done,
-    ))
+    Ok(sample(job.bytes, seconds, c1.since(&c0), &ready, &done))
+}
+
+/// The client's CPU clocks at one end of the timed window: all of it, and its user part.
+struct Clocks {
+    all: Option<f64>,
+    user: Option<f64>,
+}
+
+impl Clocks {
+    fn read<P: DataPipe>(pipe: &P) -> Self {
+        Self {
+            all: pipe.client_cpu_s(),
+            user: pipe.client_user_cpu_s(),
+        }
+    }
+
+    /// CPU seconds since `start`: (all, user).
+    fn since(&self, start: &Clocks) -> (Option<f64>, Option<f64>) {
+        let d = |a: Option<f64>, b: Option<f64>| a.zip(b).map(|(a, b)| b - a);
+        (d(start.all, self.all), d(start.user, self.user))
+    }
 }
 
 fn read_done<P: DataPipe>(pipe: &mut P) -> Result<String, Step<P::Error>> {
@@ -161,7 +174,7 @@ fn read_done<P: DataPipe>(pipe: &mut P) -> Result<String, Step<P::Error>> {
 fn sample(
     bytes: u64,
     seconds: f64,
-    client_cpu_s: Option<f64>,
+    (client_cpu_s, client_user_cpu_s): (Option<f64>, Option<f64>),
     ready: &Ready,
     done: &str,
 ) -> Sample {
@@ -175,6 +188,7 @@ fn sample(
         bytes,
         seconds,
         client_cpu_s,
+        client_user_cpu_s,
         server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
         server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
         server_quota_cores: ready.quota_cores,

@@ -192,6 +192,11 @@ pub fn explain(report: &BenchReport) -> String {
                 "      transport overhead {:.2}×: sender {:.0} MiB per CPU-second, sealing alone {:.0}\n",
                 o.ratio, o.sender_mib_per_cpu_s, o.seal_mib_per_cpu_s
             ));
+            if let (Some(u), Some(rate)) = (o.user_ratio, o.sender_user_mib_per_cpu_s) {
+                out.push_str(&format!(
+                    "      in user space alone {u:.2}× ({rate:.0} MiB per user CPU-second; the rest is the kernel's)\n"
+                ));
+            }
         }
         match (&report.ceiling, r.median_mib_s) {
             (Some(c), Some(m)) if c.mib_s > 0.0 => {

@@ -42,10 +42,16 @@ pub fn of_row(row: &ResultRow, seal_mib_per_cpu_s: f64) -> Option<TransportOverh
     let mib_s = row.median_mib_s?;
     (share > 0.0 && mib_s > 0.0 && seal_mib_per_cpu_s > 0.0).then(|| {
         let sender = mib_s / share;
+        let sender_user = row
+            .client_user_cpu_pct
+            .filter(|u| *u > 0.0)
+            .map(|u| mib_s / (u / 100.0));
         TransportOverhead {
             sender_mib_per_cpu_s: sender,
             seal_mib_per_cpu_s,
             ratio: seal_mib_per_cpu_s / sender,
+            sender_user_mib_per_cpu_s: sender_user,
+            user_ratio: sender_user.map(|u| seal_mib_per_cpu_s / u),
         }
     })
 }
@@ -110,6 +116,13 @@ mod tests {
         let o = of_row(&r, 650.0).unwrap();
         assert_eq!(o.sender_mib_per_cpu_s, 500.0);
         assert!((o.ratio - 1.3).abs() < 1e-9, "{o:?}");
+        assert_eq!(o.user_ratio, None);
+        // Half of that CPU in user space: 1000 MiB per user CPU-second, 0.65× of sealing.
+        let mut split = r.clone();
+        split.client_user_cpu_pct = Some(40.0);
+        let o = of_row(&split, 650.0).unwrap();
+        assert_eq!(o.sender_user_mib_per_cpu_s, Some(1000.0));
+        assert!((o.user_ratio.unwrap() - 0.65).abs() < 1e-9, "{o:?}");
         let mut no_cpu = r.clone();
         no_cpu.client_cpu_pct = None;
         assert_eq!(of_row(&no_cpu, 650.0), None);

@@ -33,10 +33,22 @@ fn native_engine_embedded_rows_include_legacy() {
         assert_eq!(r["samples"].as_array().unwrap().len(), 2);
         assert!(r["server_cpu_pct"].as_f64().is_some(), "{r}");
         assert!(r["client_cpu_pct"].as_f64().is_some(), "{r}");
+        // The native client's clock is split: its user part is part of the whole.
+        let (all, user) = (
+            r["client_cpu_pct"].as_f64().unwrap(),
+            r["client_user_cpu_pct"].as_f64().unwrap(),
+        );
+        assert!((0.0..=all + 1e-6).contains(&user), "{r}");
         // Native uploads carry the sender's CPU per byte against sealing alone; others none.
         let overhead = r["transport_overhead"]["ratio"].as_f64();
         match r["direction"].as_str() {
-            Some("upload") => assert!(overhead.is_some_and(|x| x > 0.0), "{r}"),
+            Some("upload") => {
+                assert!(overhead.is_some_and(|x| x > 0.0), "{r}");
+                // Counting fewer seconds can only make the sender look cheaper.
+                if let Some(u) = r["transport_overhead"]["user_ratio"].as_f64() {
+                    assert!(u > 0.0 && u <= overhead.unwrap() + 1e-9, "{r}");
+                }
+            }
             _ => assert!(r.get("transport_overhead").is_none(), "{r}"),
         }
     }
