@@ -93,9 +93,15 @@ pub fn parse_block(text: &str) -> Snapshot {
                 s.dm_written.insert(name.to_string(), sectors);
             }
         } else if let Some(v) = line.strip_prefix("@R") {
+            // `/proc/PID/cmdline` paths from the remote loop, bare pids from the local one.
             s.marked = v
                 .split_whitespace()
-                .filter_map(|x| x.parse().ok())
+                .filter_map(|x| {
+                    let pid = x
+                        .strip_prefix("/proc/")
+                        .map_or(x, |r| r.split('/').next().unwrap_or(""));
+                    pid.parse().ok()
+                })
                 .collect();
         } else if let Some(p) = parse_stat(line) {
             s.procs.insert(p.pid, p);

@@ -84,7 +84,7 @@ pub const EXTRA: u32 = 2;
 ///
 /// On the project's 2-core machine, idle, a full default run that took every sample again
 /// at twice the length whenever three disagreed took 103 s for 88 rows and 17 reference
-/// runs; with the outlier rule alone, 74.6 s.
+/// runs; with the rules here, 58.7–65.2 s (docs/time-to-answer.md).
 pub fn run_adaptive(op: &mut Op, longest: f64, samples: u32) -> Result<Vec<Sample>> {
     warm_up(op)?;
     let short = START_S.min(longest);

@@ -22,7 +22,7 @@ use crate::storage::plan::Test;
 use crate::storage::seqio;
 use anyhow::{anyhow, bail, Context, Result};
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Instant;
@@ -244,10 +244,16 @@ pub fn check_room(dataset_bytes: u64, free: Option<u64>, dir: &str) -> Result<()
 const ALONE_MIN_S: f64 = 1.0;
 /// At most this many passes over the dataset.
 const ALONE_MAX_PASSES: u32 = 64;
+/// The most of the dataset SSH alone holds in memory and sends, again and again.
+const ALONE_MAX_BYTES: u64 = 64 << 20;
 
 /// SSH alone: the dataset's bytes piped through `ssh -c CIPHER` into `cat > /dev/null` on
 /// the destination — the bench's upload, with this run's data and samplers, so its CPU cost
-/// per MiB is measured the same way as every other stage's. The remote side prints a marker
+/// per MiB is measured the same way as every other stage's. The bytes are read into memory
+/// first (up to `ALONE_MAX_BYTES`): reading the source is rsync's work, measured in
+/// rsync-local, and copying from the files inside the clock charged that read to ssh (in a
+/// virtual machine whose source sat on a shared folder, ssh alone then read slower than
+/// rsync over the same cipher). The remote side prints a marker
 /// when its `cat` starts and another when it has read everything: the clock and the
 /// sampler's phase run between the two, so process start, handshake and login are neither
 /// timed nor charged (subtracting a separate empty session's login instead was off by as
@@ -255,6 +261,13 @@ const ALONE_MAX_PASSES: u32 = 64;
 fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
     check_interrupted()?;
     (s.say)(&format!("LUKS model: SSH alone with {cipher}"));
+    // Read once, outside the clock: the passes only send.
+    let data = load(&files(s.dataset.root()), ALONE_MAX_BYTES);
+    let data = match data {
+        Ok(d) if !d.is_empty() => d,
+        Ok(_) => bail!("the dataset is empty: nothing to send through ssh alone"),
+        Err(e) => return Err(e).context("reading the dataset for ssh alone"),
+    };
     let mut cmd = ssh_command(
         &s.end.target,
         Some(cipher),
@@ -276,25 +289,18 @@ fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
     let mut sent = 0u64;
     let mut secs = 0.0;
     let mut error = None;
-    // Walked once, outside the clock: the passes only read.
-    let dataset = files(s.dataset.root());
     if wait_for("SSHTUNE-READY") {
         s.shared.set_phase(Some(format!("luks-alone:ssh:{cipher}")));
         let t = Instant::now();
         let mut passes = 0;
-        'send: while passes < ALONE_MAX_PASSES
-            && (passes == 0 || t.elapsed().as_secs_f64() < ALONE_MIN_S)
+        while passes < ALONE_MAX_PASSES && (passes == 0 || t.elapsed().as_secs_f64() < ALONE_MIN_S)
         {
             passes += 1;
-            for f in &dataset {
-                match std::fs::File::open(f).and_then(|mut r| std::io::copy(&mut r, &mut stdin)) {
-                    Ok(n) => sent += n,
-                    Err(e) => {
-                        error = Some(e.to_string());
-                        break 'send;
-                    }
-                }
+            if let Err(e) = stdin.write_all(&data) {
+                error = Some(e.to_string());
+                break;
             }
+            sent += data.len() as u64;
         }
         drop(stdin);
         if !wait_for("SSHTUNE-DONE") && error.is_none() {
@@ -325,7 +331,8 @@ fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
             .then(|| round1(sent as f64 / MIB / secs.max(1e-6))),
         cpu_s_per_mib: None,
         method: format!(
-            "the dataset's bytes (again until {ALONE_MIN_S} s passed) through ssh -c {cipher} into cat > /dev/null, timed on the remote cat's start and end markers"
+            "the dataset's bytes (read into memory first, at most {} MiB; again until {ALONE_MIN_S} s passed) through ssh -c {cipher} into cat > /dev/null, timed on the remote cat's start and end markers",
+            ALONE_MAX_BYTES >> 20
         ),
         error,
     })
@@ -350,6 +357,20 @@ fn same_tree(root: &Path, dest: &Path) -> Result<()> {
 }
 
 /// Every regular file under `root` (or `root` itself).
+/// The files' bytes in order, at most `cap` of them.
+fn load(files: &[std::path::PathBuf], cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    for f in files {
+        let left = cap.saturating_sub(out.len() as u64);
+        if left == 0 {
+            break;
+        }
+        std::fs::File::open(f)?.take(left).read_to_end(&mut out)?;
+    }
+    Ok(out)
+}
+
 fn files(root: &Path) -> Vec<std::path::PathBuf> {
     if root.is_file() {
         return vec![root.to_path_buf()];
