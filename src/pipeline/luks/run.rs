@@ -251,9 +251,7 @@ const ALONE_MAX_BYTES: u64 = 64 << 20;
 /// the destination — the bench's upload, with this run's data and samplers, so its CPU cost
 /// per MiB is measured the same way as every other stage's. The bytes are read into memory
 /// first (up to `ALONE_MAX_BYTES`): reading the source is rsync's work, measured in
-/// rsync-local, and copying from the files inside the clock charged that read to ssh (in a
-/// virtual machine whose source sat on a shared folder, ssh alone then read slower than
-/// rsync over the same cipher). The remote side prints a marker
+/// rsync-local, and stays out of this stage. The remote side prints a marker
 /// when its `cat` starts and another when it has read everything: the clock and the
 /// sampler's phase run between the two, so process start, handshake and login are neither
 /// timed nor charged (subtracting a separate empty session's login instead was off by as
@@ -356,7 +354,6 @@ fn same_tree(root: &Path, dest: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every regular file under `root` (or `root` itself).
 /// The files' bytes in order, at most `cap` of them.
 fn load(files: &[std::path::PathBuf], cap: u64) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
@@ -371,6 +368,7 @@ fn load(files: &[std::path::PathBuf], cap: u64) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Every regular file under `root` (or `root` itself).
 fn files(root: &Path) -> Vec<std::path::PathBuf> {
     if root.is_file() {
         return vec![root.to_path_buf()];
