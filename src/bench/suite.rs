@@ -20,7 +20,9 @@ use anyhow::Result;
 const INITIAL_SIZE: u64 = 16 << 20;
 /// The default mode's shortest sample, seconds.
 const START_S: f64 = 0.25;
-/// The shortest sample when CPU figures count scheduler ticks (the warning's threshold).
+/// The shortest sample when CPU figures count scheduler ticks (the warning's threshold), for
+/// a side that may use a whole core: 50 ticks. A side under a CPU quota counts fewer ticks in
+/// the same time, so its samples start longer in proportion (`tick_seconds`).
 const TICK_CPU_START_S: f64 = 0.5;
 
 /// Starts the engine of `kind` against the options' target (or its private server).
@@ -81,7 +83,10 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         };
         // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
         // where fresh sessions take seconds to reach it (docs/time-to-answer.md).
-        let rows = match adaptive(opts, engine.window(), facts.tick_cpu) {
+        let tick_quota = facts
+            .tick_cpu
+            .then(|| smallest_quota(client_quota, facts.server.cpu_quota_cores));
+        let rows = match adaptive(opts, engine.window(), tick_quota) {
             Some(a) => {
                 super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
             }
@@ -120,16 +125,22 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             facts.server.cpu_quota_cores,
         );
     }
+    let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     let short = results
         .iter()
         .filter_map(|r| Some(r.bytes as f64 / 1048576.0 / r.median_mib_s?))
-        .any(|secs| secs < 0.5);
+        .any(|secs| secs < tick_seconds(quota));
     if facts.tick_cpu && short {
-        warnings.push(
-            "some transfers lasted under 0.5 s: CPU figures count 10 ms scheduler ticks and are \
-             coarse there; use a larger --size or the adaptive default"
-                .into(),
-        );
+        warnings.push(format!(
+            "some transfers lasted under {:.1} s: CPU figures count 10 ms scheduler ticks{} and \
+             are coarse there; use a larger --size or the adaptive default",
+            tick_seconds(quota),
+            if quota < 1.0 {
+                format!(", of which a {:.0}% quota gets few", quota * 100.0)
+            } else {
+                String::new()
+            }
+        ));
     }
     if opts.engines_defaulted && opts.target.is_none() && opts.engines == [EngineKind::Native] {
         warnings.push(
@@ -166,13 +177,16 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 /// length; contenders get up to two samples more than the thorough count.
 ///
 /// The start is longer where a short sample cannot be trusted whatever the rates say: CPU
-/// figures counted in 10 ms scheduler ticks (`tick_cpu`) need half a second to be within a few
-/// percent. A CPU quota needs no rule of its own: the session's warm-up covers its ramp-up,
-/// and a longer sample that reads faster is lengthened like any other.
-fn adaptive(opts: &Options, window: Option<u64>, tick_cpu: bool) -> Option<Adaptive> {
+/// figures counted in 10 ms scheduler ticks (`tick_quota`: Some, with the smallest CPU quota
+/// of either end) need 50 ticks to be within a few percent, half a second of a whole core and
+/// longer under a quota (`tick_seconds`). A board at 20% counted 10 ticks in half a second,
+/// and one tick either way moved its share across the verdict's threshold. The quota's
+/// ramp-up needs no rule of its own: the session's warm-up covers it, and a longer sample
+/// that reads faster is lengthened like any other.
+fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
     let mut start = START_S;
-    if tick_cpu {
-        start = start.max(TICK_CPU_START_S);
+    if let Some(q) = tick_quota {
+        start = start.max(tick_seconds(q));
     }
     (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
         start_s: start.min(opts.min_duration_s),
@@ -181,6 +195,18 @@ fn adaptive(opts: &Options, window: Option<u64>, tick_cpu: bool) -> Option<Adapt
         max_samples: opts.repeat.max(2) + 2,
         race: true,
     })
+}
+
+/// The smaller CPU quota of the two ends, in cores, 1 where neither has one below a core.
+fn smallest_quota(client: Option<f64>, server: Option<f64>) -> f64 {
+    [client, server].into_iter().flatten().fold(1.0, f64::min)
+}
+
+/// How long a sample must last for a side limited to `quota_cores` to count 50 scheduler
+/// ticks: `TICK_CPU_START_S` for a whole core. The quota is floored at 5% so that a tiny
+/// quota asks for seconds, not minutes (the adaptive start is capped at the thorough length).
+fn tick_seconds(quota_cores: f64) -> f64 {
+    TICK_CPU_START_S / quota_cores.clamp(0.05, 1.0)
 }
 
 /// The lead engine's facts with the gaps a later engine could fill: the server's machine and
@@ -208,7 +234,7 @@ pub fn settings(opts: &Options) -> Settings {
         native_window_bytes: native.then(|| opts.native_window()),
         native_threads: native.then_some(opts.threads),
         mode: Some(
-            if adaptive(opts, None, false).is_some() {
+            if adaptive(opts, None, None).is_some() {
                 "adaptive"
             } else {
                 "thorough"
@@ -242,19 +268,26 @@ mod tests {
         let o = Options::new(None, vec![EngineKind::Openssh]);
         assert!(!o.thorough, "the adaptive mode is the default");
         let a = |tick| adaptive(&o, Some(1 << 20), tick).unwrap();
-        assert_eq!(a(false).start_s, START_S);
-        assert_eq!(a(false).min_bytes, 4 << 20);
-        assert_eq!(a(true).start_s, TICK_CPU_START_S);
+        assert_eq!(a(None).start_s, START_S);
+        assert_eq!(a(None).min_bytes, 4 << 20);
+        assert_eq!(a(Some(1.0)).start_s, TICK_CPU_START_S);
+        // A 20% quota counts a fifth of the ticks: 2.5 s for 50 of them, capped at the
+        // thorough length.
+        assert!((tick_seconds(0.2) - 2.5).abs() < 1e-9);
+        assert_eq!(a(Some(0.2)).start_s, o.min_duration_s);
+        assert_eq!(a(Some(0.5)).start_s, 1.0);
+        assert_eq!(smallest_quota(Some(0.5), Some(0.2)), 0.2);
+        assert_eq!(smallest_quota(None, Some(2.0)), 1.0);
         let thorough = Options {
             thorough: true,
             ..o.clone()
         };
-        assert!(adaptive(&thorough, None, false).is_none());
+        assert!(adaptive(&thorough, None, None).is_none());
         let fixed = Options {
             size: Some(1 << 20),
             ..o.clone()
         };
-        assert!(adaptive(&fixed, None, false).is_none());
+        assert!(adaptive(&fixed, None, None).is_none());
         assert_eq!(settings(&fixed).mode.as_deref(), Some("thorough"));
         assert_eq!(settings(&o).mode.as_deref(), Some("adaptive"));
     }

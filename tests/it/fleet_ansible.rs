@@ -45,7 +45,10 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     let quota = CpuQuota::new(20);
     let slow = Host::start(&mut fleet, "slow", Some(40), None, "8M", None);
     let fast = Host::start(&mut fleet, "fast", Some(160), None, "32M", Some(OLD_DROPIN));
-    let board = Host::start(&mut fleet, "board", None, Some(&quota), "48M", None);
+    // The board sizes its samples itself (no --size): under the quota they must last long
+    // enough for its sshd to count enough scheduler ticks. Fixed 48 MiB samples lasted half a
+    // second, 10 ticks at 20%, and one run read 16% and `unclear`.
+    let board = Host::start(&mut fleet, "board", None, Some(&quota), "", None);
     let hosts = [&slow, &fast, &board];
 
     let reports = tmp.path().join("reports");
@@ -91,7 +94,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     // 2. The verdicts follow the namespaces: the links bound the shaped hosts (`path`: a
     //    colleague's verdict for a link without a measured ceiling), the quota the board.
     for h in hosts {
-        eprintln!("{}: {:?}", h.name, verdicts(&reports, h.name));
+        eprintln!("{}:\n{}", h.name, host::evidence(&reports, h.name));
     }
     for h in [&slow, &fast] {
         for (cipher, v) in verdicts(&reports, h.name) {
@@ -104,7 +107,12 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         }
     }
     for (cipher, v) in verdicts(&reports, "board") {
-        assert_eq!(v, "server-cpu", "board {cipher} under a 20% quota");
+        assert_eq!(
+            v,
+            "server-cpu",
+            "board {cipher} under a 20% quota:\n{}",
+            host::evidence(&reports, "board")
+        );
     }
 
     // The merged fleet report over the directory the role filled: one row per host, the

@@ -341,6 +341,30 @@ pub fn verdicts(reports: &Path, host: &str) -> Vec<(String, String)> {
     rows
 }
 
+/// One line per upload row of a host's report: what its verdict was drawn from (samples, how
+/// long each lasted, both ends' CPU and the verdict's reason), for a failure message.
+pub fn evidence(reports: &Path, host: &str) -> String {
+    let text = std::fs::read_to_string(reports.join(format!("{host}.json"))).expect("report");
+    let report: Value = serde_json::from_str(&text).expect("report is JSON");
+    let rows = report["results"].as_array().cloned().unwrap_or_default();
+    rows.iter()
+        .filter(|r| r["direction"] == "upload")
+        .map(|r| {
+            format!(
+                "{} {}: samples {} MiB/s lasting {} s; client CPU {}%, server CPU {}%: {}",
+                r["cipher"].as_str().unwrap_or("?"),
+                r["verdict"],
+                r["samples"],
+                r["sample_seconds"],
+                r["client_cpu_pct"],
+                r["server_cpu_pct"],
+                r["verdict_reason"].as_str().unwrap_or_default()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// `sshtune probe --json` run in namespace `ns`: the server's banner and KEXINIT, or the error.
 pub fn probe(ns: &str, host: &str, port: u16) -> Result<Value, String> {
     let out = Command::new("ip")
