@@ -344,6 +344,15 @@ pub struct TransportOverhead {
     /// space alone; `ratio` minus this is what the kernel adds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_ratio: Option<f64>,
+    /// A plain TCP sender over loopback, writing the transport's batch size from one thread,
+    /// same run: MiB per CPU-second of that thread. Only when the server is on this machine,
+    /// where the bench's sender pays the same loopback path (send and the receive it triggers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket_mib_per_cpu_s: Option<f64>,
+    /// The sender's CPU per byte ÷ (sealing's + the plain socket's): what the transport costs
+    /// beyond the crypto and the kernel's unavoidable send of the same bytes; 1.0 = nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beyond_socket_ratio: Option<f64>,
 }
 
 impl ResultRow {

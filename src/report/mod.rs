@@ -197,6 +197,11 @@ pub fn explain(report: &BenchReport) -> String {
                     "      in user space alone {u:.2}× ({rate:.0} MiB per user CPU-second; the rest is the kernel's)\n"
                 ));
             }
+            if let (Some(b), Some(k)) = (o.beyond_socket_ratio, o.socket_mib_per_cpu_s) {
+                out.push_str(&format!(
+                    "      beyond sealing plus a plain loopback socket's send {b:.2}× (the socket alone {k:.0} MiB per CPU-second)\n"
+                ));
+            }
         }
         match (&report.ceiling, r.median_mib_s) {
             (Some(c), Some(m)) if c.mib_s > 0.0 => {

@@ -48,6 +48,14 @@ fn native_engine_embedded_rows_include_legacy() {
                 if let Some(u) = r["transport_overhead"]["user_ratio"].as_f64() {
                     assert!(u > 0.0 && u <= overhead.unwrap() + 1e-9, "{r}");
                 }
+                // The embedded server is on this machine: the plain loopback socket's send
+                // is measured, and adding its cost can only bring the ratio down.
+                let beyond = r["transport_overhead"]["beyond_socket_ratio"].as_f64();
+                assert!(
+                    beyond.is_some_and(|b| b > 0.0 && b <= overhead.unwrap() + 1e-9),
+                    "{r}"
+                );
+                assert!(r["transport_overhead"]["socket_mib_per_cpu_s"].as_f64() > Some(0.0));
             }
             _ => assert!(r.get("transport_overhead").is_none(), "{r}"),
         }
