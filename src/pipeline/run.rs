@@ -121,6 +121,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
             cores,
             end.embedded,
             candidates.default.as_deref(),
+            ceilings.bench.as_ref(),
         )
     });
 

@@ -183,5 +183,18 @@ exit $rc
             c["bound_by"].as_str().unwrap()
         );
     }
-    assert!(!l["recommendation"].is_null(), "{l}");
+    // The drop-in is `sshtune config`'s, policy-checked against the server's release, with
+    // the recommended cipher first.
+    let rec = &l["recommendation"];
+    let dropin = rec["sshd_dropin"].as_str().unwrap_or_default();
+    let line = dropin
+        .lines()
+        .find(|l| l.starts_with("Ciphers "))
+        .unwrap_or_default();
+    assert!(dropin.contains("policy secure"), "{rec}");
+    assert_eq!(
+        line.trim_start_matches("Ciphers ").split(',').next(),
+        rec["cipher"].as_str(),
+        "{rec}"
+    );
 }

@@ -458,6 +458,7 @@ pub fn finish(
     cores: f64,
     same_machine: bool,
     default_cipher: Option<&str>,
+    bench: Option<&crate::bench::model::BenchReport>,
 ) -> LuksSection {
     costs(
         &mut m.alone,
@@ -486,7 +487,7 @@ pub fn finish(
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher);
+    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher, bench);
     LuksSection {
         loop_file_bytes: m.loop_bytes,
         pass_bytes: m.pass_bytes,
