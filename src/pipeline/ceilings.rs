@@ -5,7 +5,6 @@ use super::model::StageCeiling;
 use super::setup::Setup;
 use super::ssh::remote_call;
 use super::stages;
-use crate::bench::model::BenchReport;
 use anyhow::Result;
 
 /// The ceilings measured so far, and the server's cores as far as known (the destination
@@ -13,9 +12,6 @@ use anyhow::Result;
 pub struct Ceilings {
     pub rows: Vec<StageCeiling>,
     pub cores: Option<u32>,
-    /// The SSH-only stage's bench report, every cipher it measured in one: what `--luks`
-    /// gives `sshtune config`'s policy (the server's release, the client's, the grades).
-    pub bench: Option<BenchReport>,
 }
 
 impl Ceilings {
@@ -23,7 +19,6 @@ impl Ceilings {
         Self {
             rows: Vec::new(),
             cores,
-            bench: None,
         }
     }
 
@@ -40,10 +35,6 @@ impl Ceilings {
         )?;
         self.cores = self.cores.or(report.server.machine.cores);
         self.rows.extend(rows);
-        match &mut self.bench {
-            Some(b) => b.results.extend(report.results),
-            None => self.bench = Some(report),
-        }
         Ok(())
     }
 

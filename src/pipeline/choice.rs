@@ -13,6 +13,9 @@ pub struct Candidates {
     pub ciphers: Vec<String>,
     /// The cipher ssh would pick by default against this server; the verdict is about it.
     pub default: Option<String>,
+    /// The server as the probe saw it (banner, release, strict KEX, what it offers): what
+    /// `--luks` checks its drop-in against.
+    pub server: crate::bench::model::ServerInfo,
 }
 
 /// Checks the user's ciphers against the local ssh and asks the server what it offers.
@@ -51,7 +54,19 @@ pub fn candidates(
     if ciphers.is_empty() {
         bail!("{label} offers no ok-graded cipher the local ssh supports; pass --ciphers");
     }
-    Ok(Candidates { ciphers, default })
+    let server = crate::bench::model::ServerInfo {
+        banner: Some(offer.banner.clone()),
+        openssh_version: offer.openssh_version.clone(),
+        strict_kex: Some(offer.strict_kex),
+        offered_ciphers: offered,
+        offered_macs: offer.macs(),
+        ..Default::default()
+    };
+    Ok(Candidates {
+        ciphers,
+        default,
+        server,
+    })
 }
 
 /// The ciphers rsync runs with: the user's as given, or the `max_ciphers` fastest

@@ -121,7 +121,11 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
             cores,
             end.embedded,
             candidates.default.as_deref(),
-            ceilings.bench.as_ref(),
+            &luks::advice::SshSide {
+                server: &candidates.server,
+                host: &resolved.hostname,
+                started: &started,
+            },
         )
     });
 

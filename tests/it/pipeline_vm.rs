@@ -183,8 +183,8 @@ exit $rc
             c["bound_by"].as_str().unwrap()
         );
     }
-    // The drop-in is `sshtune config`'s, policy-checked against the server's release, with
-    // the recommended cipher first.
+    // The drop-in is `sshtune config`'s, policy-checked against the server's release as
+    // the pipeline's probe saw it, with the recommended cipher first.
     let rec = &l["recommendation"];
     let dropin = rec["sshd_dropin"].as_str().unwrap_or_default();
     let line = dropin

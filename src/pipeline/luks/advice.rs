@@ -1,15 +1,17 @@
 //! The recommendation for both ends: the fastest measured cell, against today's combination
 //! (ssh's default cipher onto the destination's own setting, else onto the reference), with
 //! the lines that get there — the client's `Ciphers ^…`, an sshd_config drop-in, and the
-//! cryptsetup command or the re-encryption it would take. Pure.
+//! cryptsetup command or the re-encryption it would take.
 //!
-//! The SSH lines are `sshtune config`'s: its secure policy and its emitter, fed the SSH-only
-//! stage's bench report with each cipher's figures replaced by its end-to-end cells on the
-//! recommended setting. So the drop-in is checked against the server's OpenSSH release and
-//! ordered by what the whole copy reached, not by SSH alone.
+//! The SSH lines are `sshtune config`'s: its secure policy and its emitter, fed a bench report
+//! whose rows are the end-to-end cells of the recommended setting and whose server is the one
+//! the pipeline probed. So the drop-in is checked against the server's OpenSSH release and
+//! ordered by what the whole copy reached, not by SSH alone. Not quite pure: it asks the local
+//! `ssh -V` for the client's release, as `sshtune config` learns it from the bench.
 
 use super::settings;
-use crate::bench::model::{BenchReport, Direction, Directions};
+use crate::bench::model::{BenchReport, ClientInfo, Direction, Directions, ServerInfo};
+use crate::bench::{EngineKind, Options, ResultRow};
 use crate::config::emit::{self, Emitted, Meta};
 use crate::config::policy::{self, Policy};
 use crate::pipeline::model::{LuksAdvice, LuksCell, LuksSetting, StorageInfo};
@@ -26,7 +28,7 @@ pub fn recommend(
     list: &[LuksSetting],
     storage: &StorageInfo,
     default_cipher: Option<&str>,
-    bench: Option<&BenchReport>,
+    ssh: &SshSide,
 ) -> Option<LuksAdvice> {
     let best = cells
         .iter()
@@ -65,9 +67,7 @@ pub fn recommend(
         None => (None, settings::describe(to)),
     };
     let cipher = best.0.row.cipher.clone();
-    let lines = bench
-        .ok_or_else(|| anyhow!("no SSH-only stage ran"))
-        .and_then(|b| policy_lines(cells, &best.0.setting, b));
+    let lines = policy_lines(cells, &best.0.setting, ssh);
     let (client_line, sshd_dropin) = match lines {
         Ok(e) => (
             client_ciphers(&e.client).unwrap_or(format!("Ciphers ^{cipher}")),
@@ -97,25 +97,58 @@ pub fn recommend(
     })
 }
 
+/// What the SSH lines are checked against: the server as the pipeline's probe saw it, the
+/// name the client reaches it by, and when the run started (the drop-in's header says so).
+pub struct SshSide<'a> {
+    pub server: &'a ServerInfo,
+    pub host: &'a str,
+    pub started: &'a str,
+}
+
 /// `sshtune config`'s drop-in and client block for the ciphers measured end to end on
-/// `setting`: the bench report keeps only their upload rows, each carrying its cell's samples.
-fn policy_lines(cells: &[LuksCell], setting: &str, bench: &BenchReport) -> Result<Emitted> {
-    let mut report = bench.clone();
-    report.results.retain_mut(|r| {
-        let cell = cells
-            .iter()
-            .find(|c| c.setting == setting && c.row.cipher == r.cipher && r.error.is_none());
-        match cell.filter(|_| r.direction == Direction::Upload) {
-            Some(c) if c.row.median_mib_s.is_some() => {
-                r.samples = c.row.samples.clone();
-                r.median_mib_s = c.row.median_mib_s;
-                r.min_mib_s = c.row.min_mib_s;
-                r.max_mib_s = c.row.max_mib_s;
-                true
-            }
-            _ => false,
-        }
-    });
+/// `setting`: a bench report whose upload rows are those cells, with the probed server.
+fn policy_lines(cells: &[LuksCell], setting: &str, ssh: &SshSide) -> Result<Emitted> {
+    let results = cells
+        .iter()
+        .filter(|c| c.setting == setting && c.row.error.is_none())
+        .filter(|c| c.row.median_mib_s.is_some())
+        .map(|c| {
+            let mut r = ResultRow::failed(
+                EngineKind::Openssh.as_str(),
+                &c.row.cipher,
+                None,
+                Direction::Upload,
+                String::new(),
+            );
+            r.error = None;
+            r.bytes = c.row.bytes;
+            r.samples = c.row.samples.clone();
+            r.median_mib_s = c.row.median_mib_s;
+            r.min_mib_s = c.row.min_mib_s;
+            r.max_mib_s = c.row.max_mib_s;
+            r
+        })
+        .collect();
+    let client = crate::target::ssh_version().ok();
+    let report = BenchReport {
+        schema: crate::bench::model::SCHEMA.into(),
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        started: ssh.started.into(),
+        host: ssh.host.into(),
+        embedded: false,
+        client: ClientInfo {
+            ssh_version: client,
+            ..Default::default()
+        },
+        server: ssh.server.clone(),
+        settings: crate::bench::suite::settings(&Options::new(None, vec![EngineKind::Openssh])),
+        ceiling: None,
+        results,
+        warnings: Vec::new(),
+        ranking: Vec::new(),
+        path_rtt_ms: None,
+        ssh_args: Default::default(),
+    };
     let target = policy::target_version(&report).ok_or_else(|| {
         anyhow!(
             "the server's OpenSSH release is unknown (banner {})",
@@ -125,19 +158,14 @@ fn policy_lines(cells: &[LuksCell], setting: &str, bench: &BenchReport) -> Resul
     let sel = policy::select(&report, Policy::Secure, target, Directions::Upload);
     let meta = Meta {
         tool_version: env!("CARGO_PKG_VERSION").into(),
-        client_host: report
-            .host
-            .rsplit('@')
-            .next()
-            .unwrap_or(&report.host)
-            .to_string(),
+        client_host: ssh.host.into(),
         client_version: report
             .client
             .ssh_version
             .as_deref()
             .and_then(ciphers::OpenSshVersion::parse),
         figures: format!(
-            "figures: rsync over ssh onto the scratch LUKS setting {setting}, end to end, this run"
+            "figures: rsync over ssh onto the scratch LUKS setting {setting}, end to end (sshtune pipeline --luks)"
         ),
     };
     emit::emit(&sel, &report, &meta)
@@ -190,6 +218,11 @@ mod tests {
             "../../../tests/fixtures/config/bench-openssh-9.2.json"
         ))
         .unwrap();
+        let ssh = SshSide {
+            server: &bench.server,
+            host: "nas",
+            started: "2026-12-01T09:00:00+00:00",
+        };
         let storage = StorageInfo::default();
         let list = settings::candidates(&storage, "");
         let (slow, fast) = (&list[0].name, &list[1].name);
@@ -205,7 +238,7 @@ mod tests {
             &list,
             &storage,
             Some("aes128-gcm@openssh.com"),
-            Some(&bench),
+            &ssh,
         )
         .unwrap();
         assert_eq!(a.cipher, "chacha20-poly1305@openssh.com");
@@ -224,11 +257,21 @@ mod tests {
         );
         assert!(a.sshd_dropin.contains(fast), "{}", a.sshd_dropin);
 
-        // Without the SSH-only stage there is no release to check against: the lines say so.
-        let a = recommend(&cells, &list, &storage, None, None).unwrap();
+        // A server whose release the probe could not tell (not OpenSSH): no list to check,
+        // and the lines say so.
+        let other = ServerInfo {
+            banner: Some("SSH-2.0-dropbear_2022.83".into()),
+            ..Default::default()
+        };
+        let ssh = SshSide {
+            server: &other,
+            ..ssh
+        };
+        let a = recommend(&cells, &list, &storage, None, &ssh).unwrap();
         assert_eq!(a.client_line, "Ciphers ^chacha20-poly1305@openssh.com");
         assert!(
-            a.sshd_dropin.contains("no SSH-only stage ran"),
+            a.sshd_dropin
+                .contains("release is unknown (banner SSH-2.0-dropbear"),
             "{}",
             a.sshd_dropin
         );

@@ -458,7 +458,7 @@ pub fn finish(
     cores: f64,
     same_machine: bool,
     default_cipher: Option<&str>,
-    bench: Option<&crate::bench::model::BenchReport>,
+    ssh: &advice::SshSide,
 ) -> LuksSection {
     costs(
         &mut m.alone,
@@ -487,7 +487,7 @@ pub fn finish(
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher, bench);
+    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher, ssh);
     LuksSection {
         loop_file_bytes: m.loop_bytes,
         pass_bytes: m.pass_bytes,
