@@ -103,6 +103,10 @@ impl Executor for NativeEngine {
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         self.exec.transfer(job)
     }
+
+    fn sessions_kept(&self) -> bool {
+        self.exec.sessions_kept()
+    }
 }
 
 impl Engine for NativeEngine {
@@ -115,7 +119,8 @@ impl Engine for NativeEngine {
         let mut warnings = Vec::new();
         // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
         let embedded = self.embedded.is_some();
-        if embedded || (self.exec.proxy.is_none() && is_loopback(&self.exec.host)) {
+        let loopback = embedded || (self.exec.proxy.is_none() && is_loopback(&self.exec.host));
+        if loopback {
             warnings.push(SHARED_CPUS.into());
         }
         let server = ServerInfo {
@@ -140,7 +145,7 @@ impl Engine for NativeEngine {
             server,
             client_version: Some(conn::OUR_IDENT.to_string()),
             info,
-            loopback: embedded,
+            loopback,
             // The native engine measures no RTT of its own.
             infers_path: false,
             rtt: None,

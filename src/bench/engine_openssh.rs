@@ -64,6 +64,10 @@ impl Executor for OpenSshEngine {
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         self.exec.transfer(job)
     }
+
+    fn sessions_kept(&self) -> bool {
+        self.exec.sessions_kept()
+    }
 }
 
 impl Engine for OpenSshEngine {

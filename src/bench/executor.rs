@@ -58,6 +58,12 @@ pub trait Executor {
     /// The engine's name as written in result rows (`EngineKind::as_str` for real engines).
     fn engine(&self) -> &'static str;
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError>;
+    /// Whether a pair's transfers share one session, so that a transfer warms the next one of
+    /// the same pair up. When each transfer has a connection of its own, a warm-up warms only
+    /// this process, and once is enough for the whole run.
+    fn sessions_kept(&self) -> bool {
+        true
+    }
 }
 
 /// What an engine learned when it logged in once, before any timed transfer.

@@ -227,6 +227,11 @@ impl Executor for Native {
         super::model::EngineKind::Native.as_str()
     }
 
+    /// One connection per transfer (the handshake stays out of the timed window).
+    fn sessions_kept(&self) -> bool {
+        false
+    }
+
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         process::check_interrupted()?;
         let mut cfg = self.cfg.clone();

@@ -107,6 +107,11 @@ impl Executor for OpenSsh {
         super::model::EngineKind::Openssh.as_str()
     }
 
+    /// One `ssh` per pair when the server's `head -c` allows it, else one per transfer.
+    fn sessions_kept(&self) -> bool {
+        self.reuse
+    }
+
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         process::check_interrupted()?;
         if self.reuse {

@@ -176,13 +176,15 @@ pub fn summarise(
     ctx: Context,
 ) -> ResultRow {
     let rates: Vec<f64> = samples.iter().map(Sample::mib_s).collect();
+    // A row's CPU share is its samples' CPU seconds over their wall seconds, pooled: the
+    // figures count 10 ms scheduler ticks, and pooled they add up across samples, so two short
+    // samples count as many ticks as one long one (a median of per-sample shares would keep
+    // each short sample's coarseness).
     let pcts = |f: &dyn Fn(&Sample) -> Option<f64>| -> Option<f64> {
-        let v: Vec<f64> = samples
-            .iter()
-            .filter_map(|s| Sample::pct(f(s), s.seconds))
-            .collect();
-        (v.len() == samples.len())
-            .then(|| stats::median(&v))
+        let cpu: Option<f64> = samples.iter().map(f).sum();
+        let wall: f64 = samples.iter().map(|s| s.seconds).sum();
+        (!samples.is_empty())
+            .then(|| Sample::pct(cpu, wall))
             .flatten()
     };
     let client = pcts(&|s| s.client_cpu_s);

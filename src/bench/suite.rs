@@ -16,14 +16,21 @@ use crate::progress::Progress;
 use crate::{cgroup, process, sysinfo};
 use anyhow::Result;
 
-/// First transfer size when sizing adaptively; small enough for a slow board to finish fast.
+/// First transfer size when sizing towards the thorough length; small enough for a slow board
+/// to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
+/// First transfer size in the default mode, whose samples start at a quarter second: 16 MiB
+/// took 3des-cbc over a second on the development machine, where 4 MiB costs the fastest
+/// cipher one sizing transfer of a few milliseconds more.
+const ADAPTIVE_INITIAL_SIZE: u64 = 4 << 20;
 /// The default mode's shortest sample, seconds.
 const START_S: f64 = 0.25;
-/// The shortest sample when CPU figures count scheduler ticks (the warning's threshold), for
-/// a side that may use a whole core: 50 ticks. A side under a CPU quota counts fewer ticks in
-/// the same time, so its samples start longer in proportion (`tick_seconds`).
-const TICK_CPU_START_S: f64 = 0.5;
+/// The sample time a row needs when CPU figures count scheduler ticks (the warning's
+/// threshold), for a side that may use a whole core: 50 ticks. A row's CPU share pools its
+/// samples, and every row has at least two, so each sample needs half of it. A side under a
+/// CPU quota counts fewer ticks in the same time, so its samples start longer in proportion
+/// (`tick_seconds`).
+const TICK_CPU_ROW_S: f64 = 0.5;
 
 /// Starts the engine of `kind` against the options' target (or its private server).
 pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
@@ -62,6 +69,14 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             warnings.extend(said);
         }
         process::check_interrupted()?;
+        // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
+        // where fresh sessions take seconds to reach it (docs/time-to-answer.md).
+        let tick_quota = facts
+            .tick_cpu
+            .then(|| smallest_quota(client_quota, facts.server.cpu_quota_cores));
+        // Over loopback a window is acknowledged in microseconds: no least size in windows.
+        let window = (!facts.loopback).then(|| engine.window()).flatten();
+        let adaptive = adaptive(opts, window, tick_quota);
         let mut ctx = run::Context {
             client_quota_cores: client_quota,
             shared_cores: facts.shared_cores,
@@ -74,19 +89,18 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             repeat: opts.repeat,
             warmup: opts.warmup,
             fixed_size: opts.size,
-            initial_size: opts.size.unwrap_or(INITIAL_SIZE),
+            initial_size: opts.size.unwrap_or(if adaptive.is_some() {
+                ADAPTIVE_INITIAL_SIZE
+            } else {
+                INITIAL_SIZE
+            }),
             min_duration_s: opts.min_duration_s,
             // One cap for the whole run, whatever the number of engines.
             max_time_s: opts
                 .max_time_s
                 .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
         };
-        // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
-        // where fresh sessions take seconds to reach it (docs/time-to-answer.md).
-        let tick_quota = facts
-            .tick_cpu
-            .then(|| smallest_quota(client_quota, facts.server.cpu_quota_cores));
-        let rows = match adaptive(opts, engine.window(), tick_quota) {
+        let rows = match adaptive {
             Some(a) => {
                 super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
             }
@@ -126,9 +140,15 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         );
     }
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
+    // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
+    // of all its samples; a thorough row without recorded lengths is one sample's length.
     let short = results
         .iter()
-        .filter_map(|r| Some(r.bytes as f64 / 1048576.0 / r.median_mib_s?))
+        .filter_map(|r| {
+            let pooled: f64 = r.sample_seconds.iter().sum();
+            let one = r.bytes as f64 / 1048576.0 / r.median_mib_s?;
+            Some(if pooled > 0.0 { pooled } else { one })
+        })
         .any(|secs| secs < tick_seconds(quota));
     if facts.tick_cpu && short {
         warnings.push(format!(
@@ -173,25 +193,28 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 
 /// The default mode's rules for one engine, or None for the thorough loop (asked for, or a
 /// fixed `--size`, which leaves nothing to size by stability). Samples start at a quarter
-/// second or four channel windows, whichever is more, and lengthen at most to the thorough
-/// length; contenders get up to two samples more than the thorough count.
+/// second or four channel windows (`window`: None over loopback, where a window's round
+/// trip costs microseconds), whichever is more, and lengthen at most to the thorough length;
+/// contenders get up to two samples more than the thorough count. The native engine's 8 MiB
+/// window made every 3des-cbc sample over loopback last 2.5 s.
 ///
-/// The start is longer where a short sample cannot be trusted whatever the rates say: CPU
+/// The start is longer where short samples cannot be trusted whatever the rates say: CPU
 /// figures counted in 10 ms scheduler ticks (`tick_quota`: Some, with the smallest CPU quota
-/// of either end) need 50 ticks to be within a few percent, half a second of a whole core and
-/// longer under a quota (`tick_seconds`). A board at 20% counted 10 ticks in half a second,
-/// and one tick either way moved its share across the verdict's threshold. The quota's
+/// of either end) need 50 ticks per row to be within a few percent, half a second of a whole
+/// core and longer under a quota (`tick_seconds`), shared by the row's first two samples. A
+/// board at 20% counted 10 ticks in half a second, and one tick either way moved its share
+/// across the verdict's threshold. The quota's
 /// ramp-up needs no rule of its own: the session's warm-up covers it, and a longer sample
 /// that reads faster is lengthened like any other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
     let mut start = START_S;
     if let Some(q) = tick_quota {
-        start = start.max(tick_seconds(q));
+        start = start.max(tick_seconds(q) / 2.0);
     }
     (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
         start_s: start.min(opts.min_duration_s),
         longest_s: opts.min_duration_s,
-        min_bytes: 4 * window.unwrap_or(super::window::OPENSSH_CHANNEL_WINDOW),
+        min_bytes: window.map_or(0, |w| 4 * w),
         max_samples: opts.repeat.max(2) + 2,
         race: true,
     })
@@ -202,11 +225,11 @@ fn smallest_quota(client: Option<f64>, server: Option<f64>) -> f64 {
     [client, server].into_iter().flatten().fold(1.0, f64::min)
 }
 
-/// How long a sample must last for a side limited to `quota_cores` to count 50 scheduler
-/// ticks: `TICK_CPU_START_S` for a whole core. The quota is floored at 5% so that a tiny
+/// How long a row's samples must last together for a side limited to `quota_cores` to count
+/// 50 scheduler ticks: `TICK_CPU_ROW_S` for a whole core. The quota is floored at 5% so that a tiny
 /// quota asks for seconds, not minutes (the adaptive start is capped at the thorough length).
 fn tick_seconds(quota_cores: f64) -> f64 {
-    TICK_CPU_START_S / quota_cores.clamp(0.05, 1.0)
+    TICK_CPU_ROW_S / quota_cores.clamp(0.05, 1.0)
 }
 
 /// The lead engine's facts with the gaps a later engine could fill: the server's machine and
@@ -270,12 +293,14 @@ mod tests {
         let a = |tick| adaptive(&o, Some(1 << 20), tick).unwrap();
         assert_eq!(a(None).start_s, START_S);
         assert_eq!(a(None).min_bytes, 4 << 20);
-        assert_eq!(a(Some(1.0)).start_s, TICK_CPU_START_S);
-        // A 20% quota counts a fifth of the ticks: 2.5 s for 50 of them, capped at the
-        // thorough length.
+        assert_eq!(adaptive(&o, None, None).unwrap().min_bytes, 0);
+        // Two samples of a quarter second count 50 ticks of a whole core.
+        assert_eq!(a(Some(1.0)).start_s, TICK_CPU_ROW_S / 2.0);
+        // A 20% quota counts a fifth of the ticks: 2.5 s for 50 of them, in two samples.
         assert!((tick_seconds(0.2) - 2.5).abs() < 1e-9);
-        assert_eq!(a(Some(0.2)).start_s, o.min_duration_s);
-        assert_eq!(a(Some(0.5)).start_s, 1.0);
+        assert_eq!(a(Some(0.2)).start_s, 1.25);
+        assert_eq!(a(Some(0.1)).start_s, o.min_duration_s);
+        assert_eq!(a(Some(0.5)).start_s, 0.5);
         assert_eq!(smallest_quota(Some(0.5), Some(0.2)), 0.2);
         assert_eq!(smallest_quota(None, Some(2.0)), 1.0);
         let thorough = Options {

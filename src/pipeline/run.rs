@@ -114,6 +114,10 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     shared.set_phase(None);
     let intervals = sampling::finish(samplers, &mut warnings);
     sampling::attach(&mut rows, &intervals);
+    // The client block's release: what `sshtune config` reads from a bench report.
+    let client_version = luks_measured
+        .as_ref()
+        .and_then(|_| crate::target::ssh_version().ok());
     let luks = luks_measured.map(|m| {
         luks::run::finish(
             m,
@@ -123,6 +127,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
             candidates.default.as_deref(),
             &luks::advice::SshSide {
                 server: &candidates.server,
+                client_version: client_version.as_deref(),
                 host: &resolved.hostname,
                 started: &started,
             },

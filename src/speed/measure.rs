@@ -61,10 +61,11 @@ fn sample(op: &mut Op, min_time: f64) -> Result<Sample> {
     }
 }
 
-/// Where `run_adaptive` starts, CPU seconds per sample: long enough for hundreds of 32 KiB
-/// calls of the slowest cipher in the catalog, short enough that a default run of every row
-/// answers in about a minute.
-pub const START_S: f64 = 0.1;
+/// Where `run_adaptive` starts, CPU seconds per sample: long enough for dozens of 32 KiB
+/// calls of the slowest cipher in the catalog (3des-cbc), and the thread's CPU clock counts
+/// nanoseconds; short, because a longer sample costs only the short ones it adds. At 0.1 s a
+/// default run of 88 rows took 58.7–65.2 s on the development machine.
+pub const START_S: f64 = 0.05;
 /// Samples whose relative spread is within this agree; wider, they are lengthened.
 pub const AGREE: f64 = 0.05;
 /// Samples added at one length when the first ones disagree, before the length doubles.

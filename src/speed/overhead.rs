@@ -14,9 +14,10 @@ use crate::bench::ResultRow;
 use anyhow::{anyhow, Result};
 
 /// CPU seconds of sealing per cipher and MAC, in `SEAL_SAMPLES` samples whose median counts:
-/// short, since the packet loop is steady after the warm-up and bench has already spent
-/// seconds per row, but split in three because one sample on a busy machine varied by a third.
-pub const SEAL_CPU_S: f64 = 0.3;
+/// short, since the packet loop is steady after the warm-up and the thread's CPU clock counts
+/// nanoseconds (sshtune speed's samples are as short), but split in three because one sample
+/// on a busy machine varied by a third. 0.3 s cost the embedded default 5 s of its 15 pairs.
+pub const SEAL_CPU_S: f64 = 0.15;
 const SEAL_SAMPLES: u32 = 3;
 
 /// MiB sealed per CPU-second with the backend the transport itself picks (the catalog's
@@ -42,17 +43,9 @@ pub fn seal_mib_per_cpu_s(cipher: &str, mac: Option<&str>) -> Result<f64> {
 /// sending thread also runs the receive path of the packets it sends, as the bench's native
 /// sender does, so this is the kernel's share of its CPU that no transport can avoid.
 pub fn loopback_send_mib_per_cpu_s() -> Result<f64> {
-    use std::io::{Read, Write};
-    use std::net::{TcpListener, TcpStream};
-    let listener = TcpListener::bind("127.0.0.1:0")?;
-    let addr = listener.local_addr()?;
-    let reader = std::thread::spawn(move || -> std::io::Result<()> {
-        let (mut s, _) = listener.accept()?;
-        let mut buf = vec![0u8; 256 * 1024];
-        while s.read(&mut buf)? > 0 {}
-        Ok(())
-    });
-    let mut s = TcpStream::connect(addr)?;
+    use std::io::Write;
+    let mut pair = crate::bench::ceiling::LoopbackPair::open()?;
+    let s = &mut pair.sender;
     let chunk = vec![0x5au8; crate::transport::packet::WRITE_BATCH];
     let per_sample = SEAL_CPU_S / f64::from(SEAL_SAMPLES);
     let cpu = || crate::sysinfo::thread_cpu_seconds().ok_or_else(|| anyhow!("no thread CPU clock"));
@@ -74,10 +67,7 @@ pub fn loopback_send_mib_per_cpu_s() -> Result<f64> {
         };
         rates.push(bytes as f64 / 1048576.0 / used);
     }
-    drop(s);
-    reader
-        .join()
-        .map_err(|_| anyhow!("the loopback reader panicked"))??;
+    pair.finish()?;
     crate::bench::stats::median(&rates).ok_or_else(|| anyhow!("no socket sample"))
 }
 

@@ -663,12 +663,15 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         assert!(n >= 2, "{r}");
         let secs = r["sample_seconds"].as_array().unwrap();
         assert_eq!(secs.len(), n, "{r}");
-        // OpenSSH's CPU figures count ticks: no sample shorter than half a second.
-        assert!(secs.iter().all(|s| s.as_f64().unwrap() >= 0.4), "{r}");
+        // OpenSSH's CPU figures count ticks, and a row's CPU share pools its samples: 50
+        // ticks of a core, half a second, in every row's samples together (each is sized to
+        // a quarter second; one that ran faster than its sizing is a little shorter).
+        let pooled: f64 = secs.iter().map(|s| s.as_f64().unwrap()).sum();
+        assert!(pooled >= 0.45, "{r}");
         assert!(r["median_mib_s"].as_f64().is_some() && r["min_mib_s"].as_f64().is_some());
         match r["stopped"].as_str() {
             None => assert_eq!(n, 5, "only a row sampled in full says nothing: {r}"),
-            Some(why) => assert!(["decided", "max-time"].contains(&why), "{r}"),
+            Some(why) => assert!(["decided", "ordered", "max-time"].contains(&why), "{r}"),
         }
     }
     let slow = v["results"]

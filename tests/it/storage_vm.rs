@@ -5,7 +5,7 @@
 use crate::support;
 
 use std::path::Path;
-use support::vm::{self, Vm};
+use support::vm::{self, Vm, VmOutput};
 
 /// Shell that writes what a run may have left behind to `$OUT/<name>.left` (empty: nothing).
 const LEFTOVERS: &str = r#"leftovers() {
@@ -17,14 +17,6 @@ const LEFTOVERS: &str = r#"leftovers() {
   } > "$OUT/$1.left" 2>/dev/null || true
 }
 "#;
-
-/// Emulated CPUs are slow and CI machines busy: generous, but bounded.
-fn vm_long() -> Vm {
-    Vm {
-        timeout: std::time::Duration::from_secs(420),
-        ..Vm::default()
-    }
-}
 
 fn read(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(dir.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -53,15 +45,9 @@ fn script(out: &Path, body: &str) -> String {
     )
 }
 
-#[test]
-fn vm_quick_matrix_end_to_end_then_luks2_and_ext4() {
-    let _lock = support::exclusive();
-    if !vm::require() {
-        return;
-    }
-    let out = tempfile::tempdir().unwrap();
-    // The device refusals first: seconds, where the matrix takes minutes under emulation.
-    let body = r#"
+/// The device refusals first (seconds, where the matrix takes minutes under emulation), then
+/// the quick matrix end to end, then LUKS2 and ext4.
+const MATRIX: &str = r#"
 S=/tmp/safety; mkdir -p $S
 truncate -s 32M $S/fs; mkfs.ext4 -q -F $S/fs
 truncate -s 4M $S/bfs; mkfs.bfs $S/bfs > /dev/null 2>&1
@@ -86,8 +72,60 @@ $BIN storage --quick --luks2 --no-speed --layers raw,ext4 --size 64M --fio-runti
 echo $? > $OUT/luks.rc
 leftovers luks
 "#;
-    let r = vm_long().rwdir(out.path()).run(&script(out.path(), body));
+
+/// The baseline runs last, so a mapping exists within seconds of the start. SIGTERM lands
+/// while fio (a child) runs, SIGINT and SIGKILL during the in-process sequential tests; the
+/// next run removes what SIGKILL left.
+const SIGNALS: &str = r#"
+wait_for() {
+  for i in $(seq 1 900); do
+    cat /sys/block/dm-*/dm/name 2>/dev/null | grep -q sshtune- && { [ -z "${1:-}" ] || pgrep -x "$1" >/dev/null; } && return 0
+    sleep 0.1
+  done
+  return 1
+}
+run() {
+  $BIN storage --quick --no-speed "$@" > /dev/null &
+}
+run --size 64M --tests randrw-4k --fio-runtime 120 2> $OUT/TERM.err
+P=$!; wait_for fio; echo $? > $OUT/TERM.mapped
+kill -TERM $P; wait $P; echo $? > $OUT/TERM.rc
+leftovers TERM
+run --size 256M --tests wr,wr-s,wr-ds,rd 2> $OUT/INT.err
+P=$!; wait_for; echo $? > $OUT/INT.mapped
+sleep 0.5; kill -INT $P; wait $P; echo $? > $OUT/INT.rc
+leftovers INT
+run --size 256M --tests wr,wr-s,wr-ds,rd 2> /dev/null
+P=$!; wait_for; echo $? > $OUT/KILL.mapped
+kill -KILL $P; wait $P
+leftovers KILL
+$BIN storage --quick --no-matrix --no-speed --format json --output $OUT/stale.json 2> $OUT/stale.err
+echo $? > $OUT/stale.rc
+leftovers stale
+"#;
+
+/// One VM boot for both scripts: a boot under emulation costs a minute of CI.
+#[test]
+fn vm_matrix_luks2_signals_and_stale_leftovers() {
+    let _lock = support::exclusive();
+    if !vm::require() {
+        return;
+    }
+    let out = tempfile::tempdir().unwrap();
+    // Emulated CPUs are slow and CI machines busy: generous, but bounded.
+    let vm = Vm {
+        timeout: std::time::Duration::from_secs(720),
+        ..Vm::default()
+    };
+    let r = vm
+        .rwdir(out.path())
+        .run(&script(out.path(), &format!("{MATRIX}{SIGNALS}")));
     let d = out.path();
+    matrix_and_luks2(d, &r);
+    signals_and_stale(d);
+}
+
+fn matrix_and_luks2(d: &Path, r: &VmOutput) {
     // Regression: blkid's exit 8 (ambivalent) counted as "no signature". Each kind of data is
     // refused without --force and left as it was; blkid's exit code before: 0 signature, 8
     // ambivalent.
@@ -129,7 +167,7 @@ leftovers luks
         Some(0),
         "VM run failed:\n{}\n{}",
         r.console(),
-        dump(out.path())
+        dump(d)
     );
     assert_eq!(read(d, "quick.rc").trim(), "0", "{}", read(d, "quick.err"));
     assert!(
@@ -188,51 +226,7 @@ leftovers luks
     );
 }
 
-#[test]
-fn vm_signals_clean_up_and_next_run_clears_stale_leftovers() {
-    let _lock = support::exclusive();
-    if !vm::require() {
-        return;
-    }
-    let out = tempfile::tempdir().unwrap();
-    // The baseline runs last, so a mapping exists within seconds of the start. SIGTERM lands
-    // while fio (a child) runs, SIGINT and SIGKILL during the in-process sequential tests.
-    let body = r#"
-wait_for() {
-  for i in $(seq 1 900); do
-    cat /sys/block/dm-*/dm/name 2>/dev/null | grep -q sshtune- && { [ -z "${1:-}" ] || pgrep -x "$1" >/dev/null; } && return 0
-    sleep 0.1
-  done
-  return 1
-}
-run() {
-  $BIN storage --quick --no-speed "$@" > /dev/null &
-}
-run --size 64M --tests randrw-4k --fio-runtime 120 2> $OUT/TERM.err
-P=$!; wait_for fio; echo $? > $OUT/TERM.mapped
-kill -TERM $P; wait $P; echo $? > $OUT/TERM.rc
-leftovers TERM
-run --size 256M --tests wr,wr-s,wr-ds,rd 2> $OUT/INT.err
-P=$!; wait_for; echo $? > $OUT/INT.mapped
-sleep 0.5; kill -INT $P; wait $P; echo $? > $OUT/INT.rc
-leftovers INT
-run --size 256M --tests wr,wr-s,wr-ds,rd 2> /dev/null
-P=$!; wait_for; echo $? > $OUT/KILL.mapped
-kill -KILL $P; wait $P
-leftovers KILL
-$BIN storage --quick --no-matrix --no-speed --format json --output $OUT/stale.json 2> $OUT/stale.err
-echo $? > $OUT/stale.rc
-leftovers stale
-"#;
-    let r = vm_long().rwdir(out.path()).run(&script(out.path(), body));
-    assert_eq!(
-        r.code,
-        Some(0),
-        "VM run failed:\n{}\n{}",
-        r.console(),
-        dump(out.path())
-    );
-    let d = out.path();
+fn signals_and_stale(d: &Path) {
     for sig in ["TERM", "INT"] {
         assert_eq!(
             read(d, &format!("{sig}.mapped")).trim(),

@@ -37,33 +37,55 @@ pub fn loopback_tcp(per_run: Duration) -> Result<(f64, f64, f64)> {
 }
 
 fn one_run(per_run: Duration) -> Result<f64> {
-    let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
-    let addr = listener.local_addr()?;
-    let reader = std::thread::spawn(move || -> std::io::Result<u64> {
-        let (mut s, _) = listener.accept()?;
-        let mut buf = vec![0u8; 256 * 1024];
-        let mut total = 0u64;
-        loop {
-            match s.read(&mut buf)? {
-                0 => return Ok(total),
-                n => total += n as u64,
-            }
-        }
-    });
-    let mut s = TcpStream::connect(addr).context("connecting over loopback")?;
+    let mut pair = LoopbackPair::open()?;
     let chunk = vec![0x5au8; 256 * 1024];
     let start = Instant::now();
     let mut sent = 0u64;
     while start.elapsed() < per_run {
-        s.write_all(&chunk)?;
+        pair.sender.write_all(&chunk)?;
         sent += chunk.len() as u64;
     }
-    s.shutdown(std::net::Shutdown::Write)?;
-    let received = reader.join().expect("reader thread")?;
+    let received = pair.finish()?;
     let secs = start.elapsed().as_secs_f64();
     anyhow::ensure!(
         received == sent,
         "loopback lost bytes: {received} of {sent}"
     );
     Ok(received as f64 / (1024.0 * 1024.0) / secs)
+}
+
+/// A loopback TCP connection whose far end a thread of its own reads and discards: what the
+/// TCP ceiling and the transport-overhead socket figure both time their writes into.
+pub struct LoopbackPair {
+    pub sender: TcpStream,
+    reader: std::thread::JoinHandle<std::io::Result<u64>>,
+}
+
+impl LoopbackPair {
+    pub fn open() -> Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0").context("binding a loopback port")?;
+        let addr = listener.local_addr()?;
+        let reader = std::thread::spawn(move || -> std::io::Result<u64> {
+            let (mut s, _) = listener.accept()?;
+            let mut buf = vec![0u8; 256 * 1024];
+            let mut total = 0u64;
+            loop {
+                match s.read(&mut buf)? {
+                    0 => return Ok(total),
+                    n => total += n as u64,
+                }
+            }
+        });
+        let sender = TcpStream::connect(addr).context("connecting over loopback")?;
+        Ok(Self { sender, reader })
+    }
+
+    /// Ends the sending side and returns the bytes the reader received.
+    pub fn finish(self) -> Result<u64> {
+        self.sender.shutdown(std::net::Shutdown::Write)?;
+        self.reader
+            .join()
+            .map_err(|_| anyhow::anyhow!("the loopback reader panicked"))?
+            .context("reading the loopback connection")
+    }
 }

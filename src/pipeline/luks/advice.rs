@@ -6,8 +6,8 @@
 //! The SSH lines are `sshtune config`'s: its secure policy and its emitter, fed a bench report
 //! whose rows are the end-to-end cells of the recommended setting and whose server is the one
 //! the pipeline probed. So the drop-in is checked against the server's OpenSSH release and
-//! ordered by what the whole copy reached, not by SSH alone. Not quite pure: it asks the local
-//! `ssh -V` for the client's release, as `sshtune config` learns it from the bench.
+//! ordered by what the whole copy reached, not by SSH alone. Pure: the caller brings the
+//! client's `ssh -V` release with the server (`SshSide`).
 
 use super::settings;
 use crate::bench::model::{BenchReport, ClientInfo, Direction, Directions, ServerInfo};
@@ -98,9 +98,11 @@ pub fn recommend(
 }
 
 /// What the SSH lines are checked against: the server as the pipeline's probe saw it, the
-/// name the client reaches it by, and when the run started (the drop-in's header says so).
+/// local `ssh -V` line (the client block's release), the name the client reaches it by, and
+/// when the run started (the drop-in's header says so).
 pub struct SshSide<'a> {
     pub server: &'a ServerInfo,
+    pub client_version: Option<&'a str>,
     pub host: &'a str,
     pub started: &'a str,
 }
@@ -129,7 +131,6 @@ fn policy_lines(cells: &[LuksCell], setting: &str, ssh: &SshSide) -> Result<Emit
             r
         })
         .collect();
-    let client = crate::target::ssh_version().ok();
     let report = BenchReport {
         schema: crate::bench::model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -137,7 +138,7 @@ fn policy_lines(cells: &[LuksCell], setting: &str, ssh: &SshSide) -> Result<Emit
         host: ssh.host.into(),
         embedded: false,
         client: ClientInfo {
-            ssh_version: client,
+            ssh_version: ssh.client_version.map(String::from),
             ..Default::default()
         },
         server: ssh.server.clone(),
@@ -220,6 +221,7 @@ mod tests {
         .unwrap();
         let ssh = SshSide {
             server: &bench.server,
+            client_version: bench.client.ssh_version.as_deref(),
             host: "nas",
             started: "2026-12-01T09:00:00+00:00",
         };
