@@ -141,15 +141,11 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     }
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
-    // of all its samples; a thorough row without recorded lengths is one sample's length.
+    // of all its samples together.
     let short = results
         .iter()
-        .filter_map(|r| {
-            let pooled: f64 = r.sample_seconds.iter().sum();
-            let one = r.bytes as f64 / 1048576.0 / r.median_mib_s?;
-            Some(if pooled > 0.0 { pooled } else { one })
-        })
-        .any(|secs| secs < tick_seconds(quota));
+        .filter(|r| r.median_mib_s.is_some())
+        .any(|r| r.sample_seconds.iter().sum::<f64>() < tick_seconds(quota));
     if facts.tick_cpu && short {
         warnings.push(format!(
             "some transfers lasted under {:.1} s: CPU figures count 10 ms scheduler ticks{} and \
@@ -203,9 +199,9 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 /// of either end) need 50 ticks per row to be within a few percent, half a second of a whole
 /// core and longer under a quota (`tick_seconds`), shared by the row's first two samples. A
 /// board at 20% counted 10 ticks in half a second, and one tick either way moved its share
-/// across the verdict's threshold. The quota's
-/// ramp-up needs no rule of its own: the session's warm-up covers it, and a longer sample
-/// that reads faster is lengthened like any other.
+/// across the verdict's threshold. The quota's ramp-up needs no rule of its own: the
+/// session's warm-up covers it, and a longer sample that reads faster is lengthened like any
+/// other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
     let mut start = START_S;
     if let Some(q) = tick_quota {
@@ -226,8 +222,9 @@ fn smallest_quota(client: Option<f64>, server: Option<f64>) -> f64 {
 }
 
 /// How long a row's samples must last together for a side limited to `quota_cores` to count
-/// 50 scheduler ticks: `TICK_CPU_ROW_S` for a whole core. The quota is floored at 5% so that a tiny
-/// quota asks for seconds, not minutes (the adaptive start is capped at the thorough length).
+/// 50 scheduler ticks: `TICK_CPU_ROW_S` for a whole core. The quota is floored at 5% so that
+/// a tiny quota asks for seconds, not minutes (the adaptive start is capped at the thorough
+/// length).
 fn tick_seconds(quota_cores: f64) -> f64 {
     TICK_CPU_ROW_S / quota_cores.clamp(0.05, 1.0)
 }

@@ -680,8 +680,9 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         .iter()
         .find(|r| r["cipher"] == "3des-cbc")
         .unwrap();
-    // Its place is decided as soon as its own samples agree; a disturbance on a busy machine
-    // can keep it open longer, but then only while its spread says so.
+    // Its place is decided as soon as its own samples agree, or ordered by its median after
+    // three; a disturbance on a busy machine can keep it open longer, but then only while its
+    // spread says so.
     let rates: Vec<f64> = slow["samples"]
         .as_array()
         .unwrap()
@@ -689,7 +690,7 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         .map(|x| x.as_f64().unwrap())
         .collect();
     let spread = sshtune::bench::stats::relative_spread(&rates).unwrap();
-    if slow["stopped"] == "decided" {
+    if slow["stopped"] == "decided" || slow["stopped"] == "ordered" {
         assert!(rates.len() < 5, "{slow}");
     } else {
         assert_eq!(rates.len(), 5, "{slow}");
