@@ -564,6 +564,19 @@ mod tests {
 
     fn assert_send<T: Send>() {}
 
+    /// One key of 64 bytes for every part: enough for any cipher and MAC of the catalog.
+    const KEY: [u8; 64] = [7; 64];
+
+    fn keys<'a>(cipher: &'a str, mac: Option<&'a str>) -> DirectionKeys<'a> {
+        DirectionKeys {
+            cipher,
+            mac,
+            key: &KEY,
+            iv: &KEY,
+            mac_key: &KEY,
+        }
+    }
+
     #[test]
     fn keys_can_move_to_another_thread() {
         // The transport may run each direction on its own task.
@@ -612,14 +625,7 @@ mod tests {
             for m in macs {
                 for &seal_b in backends {
                     let open_b = *backends.iter().find(|&&b| b != seal_b).unwrap_or(&seal_b);
-                    let key = vec![7u8; 64];
-                    let keys = DirectionKeys {
-                        cipher: c.name,
-                        mac: m,
-                        key: &key,
-                        iv: &key,
-                        mac_key: &key,
-                    };
+                    let keys = keys(c.name, m);
                     let Ok(mut tx) = SealingKey::new(&keys, Some(seal_b)) else {
                         continue; // not in this backend (legacy provider missing)
                     };
@@ -657,15 +663,7 @@ mod tests {
                 MACS.iter().map(|m| Some(m.name)).collect()
             };
             for m in macs {
-                let key = vec![7u8; 64];
-                let keys = DirectionKeys {
-                    cipher: c.name,
-                    mac: m,
-                    key: &key,
-                    iv: &key,
-                    mac_key: &key,
-                };
-                let s = SealingKey::new(&keys, Some(Backend::Rust)).unwrap();
+                let s = SealingKey::new(&keys(c.name, m), Some(Backend::Rust)).unwrap();
                 let f = s.framing();
                 let aad = if f.length_in_clear || c.is_aead() {
                     4

@@ -214,8 +214,13 @@ pub fn run(
                 adaptive,
                 &mut budget,
                 &mut noise,
-                (cipher, mac.as_deref(), direction),
-                (warm, guess),
+                &Job {
+                    cipher,
+                    mac: mac.as_deref(),
+                    direction,
+                    bytes: guess.unwrap_or(sampling.initial_size),
+                },
+                warm,
             );
             match first {
                 Ok((size, samples)) => {
@@ -351,9 +356,10 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
 /// shorter than the run's start cost allows (`Noise::shortest_s`). Returns the size later
 /// samples take (the shorter of the last two, or the longest length) and the last two samples.
 ///
-/// A row with nothing left to warm up (`warm`: each transfer has its own connection and this
-/// process has run one) has no warm-up: its first transfer long enough is its first sample.
-/// `guess` is the size its pair's other direction settled on, when there is one.
+/// `row` names the row, its `bytes` the first transfer's size: the size its pair's other
+/// direction settled on, when there is one. A row with nothing left to warm up (`warm`: each
+/// transfer has its own connection and this process has run one) has no warm-up: its first
+/// transfer long enough is its first sample.
 ///
 /// The second sample is always twice the first. Tried with two samples of one length once
 /// the run had four start costs, the OpenSSH engine on loopback ran in 42.8 s instead of
@@ -365,23 +371,15 @@ fn first_round(
     a: &Adaptive,
     budget: &mut Budget,
     noise: &mut Noise,
-    (cipher, mac, direction): (&str, Option<&str>, Direction),
-    (warm, guess): (bool, Option<u64>),
+    row: &Job,
+    warm: bool,
 ) -> Result<(u64, Vec<Sample>), TransferError> {
     let mut take = |bytes: u64, budget: &mut Budget| {
-        let s = exec.transfer(&Job {
-            cipher,
-            mac,
-            direction,
-            bytes,
-        })?;
+        let s = exec.transfer(&Job { bytes, ..*row })?;
         budget.add(&s);
         Ok::<Sample, TransferError>(s)
     };
-    let mut size = guess
-        .unwrap_or(sampling.initial_size)
-        .max(a.min_bytes)
-        .clamp(1, MAX_SIZE);
+    let mut size = row.bytes.max(a.min_bytes).clamp(1, MAX_SIZE);
     let mut rounds = 0;
     let mut folded = None;
     loop {
@@ -531,11 +529,29 @@ mod tests {
         ramp_s: f64,
         jitter: f64,
         calls: Vec<(String, u64)>,
+        /// One session carries every transfer of a cipher (OpenSSH); false: a connection per
+        /// transfer (native).
+        kept: bool,
+    }
+
+    impl Scripted {
+        fn new(rates: &[(&'static str, f64)], ramp_s: f64, jitter: f64) -> Self {
+            Self {
+                rates: rates.to_vec(),
+                ramp_s,
+                jitter,
+                calls: Vec::new(),
+                kept: true,
+            }
+        }
     }
 
     impl Executor for Scripted {
         fn engine(&self) -> &'static str {
             "scripted"
+        }
+        fn sessions_kept(&self) -> bool {
+            self.kept
         }
         fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
             let rate = self
@@ -589,12 +605,7 @@ mod tests {
     #[test]
     fn ramp_up_makes_the_rule_lengthen_samples() {
         // 0.3 s of ramp-up: a 0.25 s sample shows well under half the true 100 MiB/s.
-        let mut ex = Scripted {
-            rates: vec![("slow-link", 100.0)],
-            ramp_s: 0.3,
-            jitter: 0.0,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("slow-link", 100.0)], 0.3, 0.0);
         let rows = run_it(&mut ex, &plan(&["slow-link"]));
         let r = &rows[0];
         assert!(
@@ -605,12 +616,7 @@ mod tests {
         let m = r.median_mib_s.unwrap();
         assert!(m > 80.0, "median {m} still dominated by ramp-up");
         // Without ramp-up the first pair agrees and samples stay short.
-        let mut ex = Scripted {
-            rates: vec![("fast", 100.0)],
-            ramp_s: 0.0,
-            jitter: 0.0,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("fast", 100.0)], 0.0, 0.0);
         let rows = run_it(&mut ex, &plan(&["fast"]));
         assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
     }
@@ -619,12 +625,7 @@ mod tests {
     /// longer sample that is slower is no sign that short ones read low.
     #[test]
     fn noise_alone_keeps_samples_short() {
-        let mut ex = Scripted {
-            rates: vec![("a", 100.0), ("b", 90.0), ("c", 80.0)],
-            ramp_s: 0.0,
-            jitter: 0.15,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("a", 100.0), ("b", 90.0), ("c", 80.0)], 0.0, 0.15);
         let rows = run_it(&mut ex, &plan(&["a", "b", "c"]));
         for r in &rows {
             assert!(
@@ -636,32 +637,12 @@ mod tests {
         }
     }
 
-    /// The scripted executor with a connection per transfer, as the native engine.
-    struct PerTransfer(Scripted);
-
-    impl Executor for PerTransfer {
-        fn engine(&self) -> &'static str {
-            "scripted"
-        }
-        fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
-            self.0.transfer(job)
-        }
-        fn sessions_kept(&self) -> bool {
-            false
-        }
-    }
-
     /// A download after its session's uploads takes a warm-up of its own, sized by them; with
     /// a connection per transfer only the run's first row takes one.
     #[test]
     fn only_a_connection_per_transfer_skips_the_warm_up() {
         let names = ["a", "b"];
-        let scripted = || Scripted {
-            rates: names.iter().map(|&n| (n, 100.0)).collect(),
-            ramp_s: 0.0,
-            jitter: 0.0,
-            calls: vec![],
-        };
+        let scripted = || Scripted::new(&[("a", 100.0), ("b", 100.0)], 0.0, 0.0);
         let mut p = plan(&names);
         p.directions = vec![Direction::Upload, Direction::Download];
         let mut a = adaptive();
@@ -683,10 +664,13 @@ mod tests {
         assert!(rows.iter().all(|r| r.samples.len() == 2));
         // A connection per transfer: after the run's first row, the first transfer long
         // enough is the first sample.
-        let mut ex = PerTransfer(scripted());
+        let mut ex = Scripted {
+            kept: false,
+            ..scripted()
+        };
         run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
-        assert_eq!(mib(&ex.0, "a"), [4, 32, 32, 64, 32, 64]);
-        assert_eq!(mib(&ex.0, "b"), [4, 32, 64, 32, 64]);
+        assert_eq!(mib(&ex, "a"), [4, 32, 32, 64, 32, 64]);
+        assert_eq!(mib(&ex, "b"), [4, 32, 64, 32, 64]);
     }
 
     #[test]
@@ -703,12 +687,7 @@ mod tests {
     /// the noise floor.
     #[test]
     fn a_start_cost_lengthens_samples_that_agree() {
-        let mut ex = Scripted {
-            rates: vec![("a", 100.0), ("b", 90.0)],
-            ramp_s: 0.05,
-            jitter: 0.0,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("a", 100.0), ("b", 90.0)], 0.05, 0.0);
         let mut a = adaptive();
         a.max_samples = 2;
         let rows = run(&mut ex, &plan(&["a", "b"]), &a, Context::default(), &Quiet).unwrap();
@@ -739,12 +718,11 @@ mod tests {
 
     #[test]
     fn a_row_below_the_leader_stops_after_two_samples() {
-        let mut ex = Scripted {
-            rates: vec![("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
-            ramp_s: 0.0,
-            jitter: 0.01,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(
+            &[("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
+            0.0,
+            0.01,
+        );
         let rows = run_it(&mut ex, &plan(&["lead", "slow", "close"]));
         let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
         assert_eq!(slow.samples.len(), 2);
@@ -798,12 +776,7 @@ mod tests {
 
     #[test]
     fn max_time_stops_the_contenders() {
-        let mut ex = Scripted {
-            rates: vec![("a", 100.0), ("b", 99.0)],
-            ramp_s: 0.0,
-            jitter: 0.02,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("a", 100.0), ("b", 99.0)], 0.0, 0.02);
         let mut p = plan(&["a", "b", "gone"]);
         p.max_time_s = Some(0.1);
         let rows = run_it(&mut ex, &p);
@@ -816,12 +789,7 @@ mod tests {
 
     #[test]
     fn without_racing_every_row_gets_its_samples() {
-        let mut ex = Scripted {
-            rates: vec![("lead", 400.0), ("slow", 40.0)],
-            ramp_s: 0.0,
-            jitter: 0.0,
-            calls: vec![],
-        };
+        let mut ex = Scripted::new(&[("lead", 400.0), ("slow", 40.0)], 0.0, 0.0);
         let a = Adaptive {
             race: false,
             ..adaptive()

@@ -49,6 +49,11 @@ pub struct LuksSection {
     pub cells: Vec<LuksCell>,
     /// Largest |predicted − measured| / measured over the measured cells, %.
     pub model_max_error_pct: Option<f64>,
+    /// The destination's CPU load with nothing of the run's moving but its samplers, in
+    /// cores: taken off every stage's cost and off the cores the model shares out. Absent
+    /// in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_cores: Option<f64>,
     pub recommendation: Option<LuksAdvice>,
 }
 
@@ -65,8 +70,14 @@ pub struct LuksSetting {
     pub current: bool,
     /// Sequential write through the mapping (fsync at the end), MiB/s.
     pub dm_crypt_mib_s: Option<f64>,
-    /// CPU (all cores, core-seconds) per MiB during that pass.
+    /// CPU (all cores, core-seconds) per MiB during that pass, beyond the baseline and
+    /// beyond the writer's own copy into the page cache (`writer_cpu_s`).
     pub dm_cpu_s_per_mib: Option<f64>,
+    /// CPU seconds the pass's writing thread spent in `write` (before `fsync`): the copy
+    /// into the page cache, which in a cell rsync's receiver does and rsync-local counts.
+    /// Absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_cpu_s: Option<f64>,
     /// Why it was not run end to end, when it was not.
     pub trimmed: Option<String>,
     /// For trimmed settings: the model's best cell with this setting, MiB/s.

@@ -271,8 +271,15 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
             .map(|s| format!("before the run: {s}")),
     );
     if let Some(e) = l.model_max_error_pct {
+        let base = match l.baseline_cores {
+            Some(b) => format!(
+                "; CPU figures net of the {:.0}% of a core the samplers and the idle machine take",
+                b * 100.0
+            ),
+            None => String::new(),
+        };
         out.push(format!(
-            "Model: the slowest stage alone, or the stages' summed CPU cost over the cores; largest error on a measured cell {e:.0}%."
+            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; largest error on a measured cell {e:.0}%."
         ));
     }
     match &l.recommendation {

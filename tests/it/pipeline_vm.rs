@@ -4,23 +4,19 @@
 //! `--luks` matrix (3 SSH ciphers × 3 scratch LUKS settings, the destination's own among
 //! them): every cell's copy is checked byte for byte by the run, the model's error per cell
 //! is printed, and nothing of the scratch volumes is left (mappings, loops, mounts, files) —
-//! including a killed run's leftovers planted before, which the run must remove.
+//! including a killed run's leftovers planted before, which the run must remove. It runs in
+//! the storage VM test's boot (`storage_vm.rs`), after the storage scripts.
 
 use crate::support;
 
 use serde_json::Value;
-use std::time::Duration;
+use std::path::Path;
 use support::pipeline::make_source;
-use support::vm::{self, Vm};
 
-#[test]
-fn rsync_onto_luks_shows_dm_crypt_threads_and_copies_exactly() {
-    let _lock = support::exclusive();
-    if !vm::require() {
-        return;
-    }
-    let work = tempfile::tempdir().unwrap();
-    let w = work.path();
+/// The shell script the VM runs (`sh W/run.sh`, written into `w`, the directory shared with
+/// the VM); its exit status goes to `W/rc`. It runs in the same boot as the storage VM
+/// test (`storage_vm.rs`): a boot under emulation costs a minute of CI.
+pub fn script(w: &Path) -> String {
     make_source(&w.join("src"), 2 << 20);
     let bin = env!("CARGO_BIN_EXE_sshtune");
     // Inside the VM root is a locked account: the embedded sshd must notice and use PAM, which
@@ -60,19 +56,15 @@ exit $rc
         w = w.display()
     );
     std::fs::write(w.join("run.sh"), script).unwrap();
-    let out = Vm {
-        timeout: Duration::from_secs(900),
-        ..Vm::default()
-    }
-    .rwdir(w)
-    .run(&format!("sh {}/run.sh", w.display()));
+    format!("sh {w}/run.sh; echo $? > {w}/rc", w = w.display())
+}
+
+/// The checks on what the script left in `w`; `console` is the VM's, for failure messages.
+pub fn check(w: &Path, console: &str) {
+    let bin = env!("CARGO_BIN_EXE_sshtune");
     let stderr = std::fs::read_to_string(w.join("stderr")).unwrap_or_default();
-    assert_eq!(
-        out.code,
-        Some(0),
-        "VM run failed: {stderr}\n{}",
-        out.console()
-    );
+    let rc = std::fs::read_to_string(w.join("rc")).unwrap_or_default();
+    assert_eq!(rc.trim(), "0", "VM run failed: {stderr}\n{console}");
     assert_eq!(
         std::fs::read_to_string(w.join("compare"))
             .unwrap_or_default()

@@ -14,12 +14,8 @@ use support::scenario::{
 
 const CIPHERS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
 
-fn network_bound(rate_mbit: u32, size_mib: u64) {
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
-        return;
-    }
-    let _one = exclusive();
+/// A link shaped to `rate_mbit` and an embedded sshd in its server namespace.
+fn sshd_behind_link(rate_mbit: u32) -> (NetnsLink, EmbeddedSshd) {
     let link = NetnsLink::new(Some(rate_mbit));
     let server = EmbeddedSshd::start_with(&Options {
         listen: Some(link.server_ip.into()),
@@ -27,6 +23,16 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         ..Options::default()
     })
     .expect("sshd starts in the server namespace");
+    (link, server)
+}
+
+fn network_bound(rate_mbit: u32, size_mib: u64) {
+    if !support::is_root() {
+        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let (link, server) = sshd_behind_link(rate_mbit);
     let client = link.client_wrapper();
     let size = format!("{size_mib}M");
     let ciphers = CIPHERS.join(",");
@@ -96,13 +102,7 @@ fn default_mode_lengthens_samples_on_a_slow_link() {
         return;
     }
     let _one = exclusive();
-    let link = NetnsLink::new(Some(50));
-    let server = EmbeddedSshd::start_with(&Options {
-        listen: Some(link.server_ip.into()),
-        wrapper: link.server_wrapper(),
-        ..Options::default()
-    })
-    .expect("sshd starts in the server namespace");
+    let (link, server) = sshd_behind_link(50);
     let client = link.client_wrapper();
     let ciphers = CIPHERS.join(",");
     let args = [

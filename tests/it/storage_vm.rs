@@ -1,6 +1,7 @@
 //! The real dm-crypt path, inside a VM (scripts/vm-run): a quick matrix end to end, LUKS2 and
 //! ext4, cleanup after SIGTERM, SIGINT and SIGKILL (the last one by the next run), and the
-//! `--device` refusals for loop devices that hold data blkid reports in different ways.
+//! `--device` refusals for loop devices that hold data blkid reports in different ways. The
+//! same boot then runs the pipeline onto LUKS (`pipeline_vm.rs`).
 
 use crate::support;
 
@@ -104,25 +105,31 @@ echo $? > $OUT/stale.rc
 leftovers stale
 "#;
 
-/// One VM boot for both scripts: a boot under emulation costs a minute of CI.
+/// One VM boot for the storage scripts and the pipeline's (`pipeline_vm.rs`): a boot under
+/// emulation costs a minute of CI. Each writes into its own shared directory.
 #[test]
-fn vm_matrix_luks2_signals_and_stale_leftovers() {
+fn vm_storage_matrix_signals_and_pipeline_onto_luks() {
     let _lock = support::exclusive();
     if !vm::require() {
         return;
     }
     let out = tempfile::tempdir().unwrap();
+    let pipe = tempfile::tempdir().unwrap();
     // Emulated CPUs are slow and CI machines busy: generous, but bounded.
     let vm = Vm {
-        timeout: std::time::Duration::from_secs(720),
+        timeout: std::time::Duration::from_secs(1620),
         ..Vm::default()
     };
+    let storage = script(out.path(), &format!("{MATRIX}{SIGNALS}"));
+    let pipeline = crate::pipeline_vm::script(pipe.path());
     let r = vm
         .rwdir(out.path())
-        .run(&script(out.path(), &format!("{MATRIX}{SIGNALS}")));
+        .rwdir(pipe.path())
+        .run(&format!("{storage}\n{pipeline}"));
     let d = out.path();
     matrix_and_luks2(d, &r);
     signals_and_stale(d);
+    crate::pipeline_vm::check(pipe.path(), &r.console());
 }
 
 fn matrix_and_luks2(d: &Path, r: &VmOutput) {

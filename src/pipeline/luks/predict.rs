@@ -1,5 +1,5 @@
 //! The model of a cell: each stage measured alone gives a ceiling (MiB/s) and a CPU cost
-//! (core-seconds per MiB, the whole machine during that stage). Run together, the stages
+//! (core-seconds per MiB, the whole machine during that stage less its baseline load). Run together, the stages
 //! overlap (rsync, ssh and dm-crypt are a pipeline), so a cell is as fast as its slowest
 //! stage — unless the cores are too few to run all of them at once, then the summed CPU
 //! cost divided by the cores is the limit. Pure: used to check the model against the cells
@@ -11,7 +11,9 @@ use crate::pipeline::model::{AloneStage, LuksSetting};
 /// result beyond the noise of one run; one predicted that much slower cannot be the best.
 pub const TRIM_MARGIN: f64 = 0.05;
 
-/// Predicted MiB/s of `cipher` onto `setting`; `None` when a stage was not measured.
+/// Predicted MiB/s of `cipher` onto `setting`; `None` when a stage was not measured. `cores`
+/// are those the stages can share: the destination's, less the load it carries anyway (the
+/// stages' costs are measured net of that load).
 pub fn cell(alone: &[AloneStage], cipher: &str, setting: &LuksSetting, cores: f64) -> Option<f64> {
     let ssh = alone
         .iter()
@@ -114,6 +116,7 @@ mod tests {
             current: false,
             dm_crypt_mib_s: Some(r),
             dm_cpu_s_per_mib: Some(c),
+            writer_cpu_s: None,
             trimmed: None,
             predicted_best_mib_s: None,
             error: None,

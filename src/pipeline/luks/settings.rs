@@ -32,6 +32,7 @@ fn setting(name: &str, cipher: &str, key_bits: u32, sector: u32, flags: &[&str])
         current: false,
         dm_crypt_mib_s: None,
         dm_cpu_s_per_mib: None,
+        writer_cpu_s: None,
         trimmed: None,
         predicted_best_mib_s: None,
         error: None,
