@@ -101,9 +101,9 @@ fn core_seconds(
 }
 
 /// Fills in the CPU cost per MiB (core-seconds over the MiB moved, beyond the baseline) of
-/// each stage alone and each dm-crypt pass, and returns the destination's baseline in cores.
-/// A pass's cost leaves out its writer's copy into the page cache: in a cell that copy is
-/// rsync's receiver's, already in rsync-local, and counting it twice made the model read low.
+/// each stage alone and each dm-crypt pass, and returns the baseline. A pass's cost leaves
+/// out its writer's copy into the page cache: in a cell that copy is rsync's receiver's,
+/// already in rsync-local, and the model would count it twice.
 pub fn costs(
     alone: &mut [AloneStage],
     list: &mut [LuksSetting],

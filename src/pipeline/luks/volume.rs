@@ -123,6 +123,7 @@ impl Scratch {
 /// with `fallocate`, which leaves them unwritten on ext4 and XFS: whichever setting wrote
 /// them first paid for turning them into written ones. In one run the first setting's pass
 /// read 2.0 MiB/s and the next two 8.0 and 10.4, where the cells of all three ran alike.
+/// That was not all of the first pass's handicap: `run.rs` also writes it once untimed.
 fn fill(dev: &Path, bytes: u64) -> Result<()> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new()
