@@ -110,7 +110,7 @@ impl EmbeddedSshd {
                 .stdout(Stdio::null())
                 .stderr(fs::File::create(&log)?)
                 .process_group(0);
-            let mut child = ChildGuard::spawn_group(&mut cmd, "the embedded sshd")?;
+            let mut child = ChildGuard::spawn_group_kept(&mut cmd, "the embedded sshd")?;
             let ready = if opts.wrapper.is_empty() {
                 wait_ready(&mut child, listen, port, &log)
             } else {

@@ -2,7 +2,7 @@
 //! run". Commands return a typed error; `main.rs` only maps it to a number. The same table is
 //! shown by `--help` and in the man page, so it lives here once.
 
-use crate::process::Interrupted;
+use crate::process::{Interrupted, InterruptedUnclean};
 
 /// Everything went as asked.
 pub const SUCCESS: u8 = 0;
@@ -67,7 +67,7 @@ pub struct OutputError(pub String);
 
 /// The status for an error a command returned.
 pub fn code_for(err: &anyhow::Error) -> u8 {
-    if err.downcast_ref::<Interrupted>().is_some() {
+    if err.is::<Interrupted>() || err.is::<InterruptedUnclean>() {
         INTERRUPTED
     } else if err.downcast_ref::<UsageError>().is_some() {
         USAGE

@@ -51,6 +51,11 @@ pub fn check_interrupted() -> Result<()> {
 #[error("interrupted; everything started by this run was stopped and removed")]
 pub struct Interrupted;
 
+/// Interrupted, and the cleanup after it failed: says what is left (also exit 130).
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted; {0}")]
+pub struct InterruptedUnclean(pub String);
+
 fn terminate_children() {
     let pids = CHILDREN.lock().map(|v| v.clone()).unwrap_or_default();
     for pid in pids {
@@ -87,6 +92,19 @@ impl ChildGuard {
         let mut g = Self::spawn(cmd, what)?;
         g.group = true;
         Ok(g)
+    }
+
+    /// Like `spawn_group`, for a server the cleanup itself goes through: Ctrl-C leaves it
+    /// running (it is not in the registry a signal empties), so an interrupted run can still
+    /// remove what it made on the far side; it stops when the guard is dropped.
+    pub fn spawn_group_kept(cmd: &mut Command, what: impl Into<String>) -> Result<Self> {
+        let what = what.into();
+        let child = cmd.spawn().with_context(|| format!("starting {what}"))?;
+        Ok(Self {
+            child: Some(child),
+            what,
+            group: true,
+        })
     }
 
     pub fn id(&self) -> u32 {

@@ -68,13 +68,14 @@ pub struct LuksSetting {
     pub flags: Vec<String>,
     /// The destination's own mapping has this setting.
     pub current: bool,
-    /// Sequential write through the mapping (fsync at the end), MiB/s.
+    /// Sequential write into ext4 on the mapping, through the page cache and synced at the
+    /// end (`dd`, then `sync -f`), MiB/s.
     pub dm_crypt_mib_s: Option<f64>,
     /// CPU (all cores, core-seconds) per MiB during that pass, beyond the baseline and
     /// beyond the writer's own copy into the page cache (`writer_cpu_s`).
     pub dm_cpu_s_per_mib: Option<f64>,
-    /// CPU seconds the pass's writing thread spent in `write` (before `fsync`): the copy
-    /// into the page cache, which in a cell rsync's receiver does and rsync-local counts.
+    /// CPU seconds the pass's writer (`dd`) spent, the sync excluded: the copy into the page
+    /// cache, which in a cell rsync's receiver does and rsync-local counts.
     /// Absent in files written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_cpu_s: Option<f64>,

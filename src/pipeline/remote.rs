@@ -74,7 +74,7 @@ while :; do read -r u x < /proc/uptime; echo "@T $u" || exit 0; read -r c < /pro
  set -- $(grep -l -s -F -e "$k" /proc/[0-9]*/cmdline 2>/dev/null); echo "@R $*";
  echo "@E" || exit 0; sleep "$i" || exit 0; done"#;
 
-fn wrap(script: &str, args: &[&str]) -> String {
+pub(crate) fn wrap(script: &str, args: &[&str]) -> String {
     debug_assert!(!script.contains('\''));
     let mut s = format!("sh -c '{}' sshtune", script.replace('\n', " "));
     for a in args {

@@ -54,9 +54,10 @@ pub struct Resources {
     pub remote_dir: Option<RemoteDir>,
     pub embedded: Option<EmbeddedSshd>,
     pub auto_dir: Option<tempfile::TempDir>,
-    /// `--luks`: the scratch volumes (mounts, mappings, loop device, work directory) in
-    /// storage's registry. Undone first: the mounts sit in the destination directory.
-    pub luks: Option<crate::storage::cleanup::Cleanup>,
+    /// `--luks`: the helper on the destination that holds the scratch volumes (mounts,
+    /// mappings, loop device, work directory). Closed first: the mounts sit in the
+    /// destination directory, and it reaches the destination through the server.
+    pub luks: Option<super::luks::agent::Agent>,
 }
 
 impl Resources {
@@ -64,7 +65,7 @@ impl Resources {
     /// cleanup failure into the run's result: a warning on a report, a second cause on an
     /// error. `keep` also keeps an auto-created destination.
     pub fn release(mut self, keep: bool, result: Result<PipelineReport>) -> Result<PipelineReport> {
-        let luks = self.luks.take().map(|mut c| c.unwind_to(0)).transpose();
+        let luks = self.luks.take().map(|mut a| a.close()).transpose();
         let cleaned = self
             .remote_dir
             .take()
@@ -87,6 +88,9 @@ impl Resources {
                 Ok(r)
             }
             (Err(e), Ok(_)) => Err(e),
+            (Err(e), Err(c)) if e.is::<crate::process::Interrupted>() => {
+                Err(crate::process::InterruptedUnclean(format!("{c:#}")).into())
+            }
             (Err(e), Err(c)) => Err(anyhow!("{e:#}; {c:#}")),
         }
     }

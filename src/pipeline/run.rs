@@ -39,11 +39,15 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let mut warnings = Vec::new();
 
     let end = Endpoint::open(opts, say, res)?;
+    let token = format!("sshtune-pipeline-{:08x}", rand::random::<u32>());
     let stale = if opts.luks {
-        luks::volume::require(&end)?;
-        let lines = luks::volume::clean_stale(std::path::Path::new(&end.dir));
-        lines.iter().for_each(|l| say(l));
-        res.luks = Some(crate::storage::cleanup::Cleanup::new());
+        say(&format!(
+            "LUKS: starting the scratch-volume helper on {}",
+            end.label
+        ));
+        let (agent, lines) =
+            luks::agent::Agent::start(&end.target, &end.label, &end.dir, &token, say)?;
+        res.luks = Some(agent);
         lines
     } else {
         Vec::new()
@@ -52,7 +56,6 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let resolved = end.target.resolve()?;
     let dataset = dataset(opts, say)?;
 
-    let token = format!("sshtune-pipeline-{:08x}", rand::random::<u32>());
     let run_dir = end.run_dir(&token);
     say(&format!("checking {} on {}", end.dir, end.label));
     let facts = preflight::check(&end, &run_dir, &opts.rsync_path, &mut warnings)?;
@@ -100,14 +103,13 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let mut rows = cells::measure(&setup, &chosen, &variants, &mut ceilings)?;
     let cores = f64::from(ceilings.cores.unwrap_or(1));
     let luks_measured = match res.luks.as_mut() {
-        Some(cleanup) => Some(luks::run::measure(
+        Some(agent) => Some(luks::run::measure(
             &setup,
             &chosen,
             &facts.storage,
             stale,
             cores,
-            &token,
-            cleanup,
+            agent,
         )?),
         None => None,
     };

@@ -243,7 +243,7 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
     vec![
         (
             format!(
-                "LUKS settings (scratch LUKS2 on a {:.0} MiB loop file; dm-crypt pass: {} MiB written, fsync)",
+                "LUKS settings (scratch LUKS2 on a {:.0} MiB loop file; dm-crypt pass: {} MiB written into ext4, then synced)",
                 l.loop_file_bytes as f64 / 1048576.0,
                 l.pass_bytes >> 20
             ),

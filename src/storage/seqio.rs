@@ -77,32 +77,12 @@ pub fn run(test: Test, path: &Path, bytes: u64, buf: &mut Buffer) -> Result<f64>
     let (moved, elapsed) = match test {
         Test::BufferedRead => read(path, bytes, HDPARM_BLOCK, Some(HDPARM_LIMIT), buf)?,
         Test::Rd => read(path, bytes, BLOCK, None, buf)?,
-        Test::Wr => write(path, bytes, WriteMode::Buffered, is_file, buf)?.0,
-        Test::WrS => write(path, bytes, WriteMode::Fsync, is_file, buf)?.0,
-        Test::WrDs => write(path, bytes, WriteMode::DirectSync, is_file, buf)?.0,
+        Test::Wr => write(path, bytes, WriteMode::Buffered, is_file, buf)?,
+        Test::WrS => write(path, bytes, WriteMode::Fsync, is_file, buf)?,
+        Test::WrDs => write(path, bytes, WriteMode::DirectSync, is_file, buf)?,
         Test::RandRw4k | Test::RandRw64k => unreachable!("fio tests are run by fio.rs"),
     };
     Ok(moved as f64 / (1u64 << 20) as f64 / elapsed.as_secs_f64().max(1e-9))
-}
-
-/// The `WR S` test (buffered writes, clock stopped after `fsync`) that also returns the CPU
-/// seconds this thread spent in its `write` calls, before the `fsync`: the copy into the page
-/// cache, which a caller may want to tell apart from what the layers below it cost. The
-/// `fsync` is left out because with a mapping's `no_write_workqueue` the flush encrypts in
-/// the caller's own context.
-pub fn write_fsync_with_copy_cpu(
-    path: &Path,
-    bytes: u64,
-    buf: &Buffer,
-) -> Result<(f64, Option<f64>)> {
-    drop_caches()?;
-    let bytes = bytes / BLOCK as u64 * BLOCK as u64;
-    let is_file = !is_block_device(path);
-    let ((moved, elapsed), copy) = write(path, bytes, WriteMode::Fsync, is_file, buf)?;
-    Ok((
-        moved as f64 / (1u64 << 20) as f64 / elapsed.as_secs_f64().max(1e-9),
-        copy,
-    ))
 }
 
 fn is_block_device(path: &Path) -> bool {
@@ -123,7 +103,7 @@ fn write(
     mode: WriteMode,
     is_file: bool,
     buf: &Buffer,
-) -> Result<((u64, Duration), Option<f64>)> {
+) -> Result<(u64, Duration)> {
     let mut opts = OpenOptions::new();
     opts.write(true);
     if is_file {
@@ -136,7 +116,6 @@ fn write(
         .open(path)
         .with_context(|| format!("opening {} for writing", path.display()))?;
     let start = Instant::now();
-    let cpu0 = crate::sysinfo::thread_cpu_seconds();
     let mut done = 0u64;
     while done < bytes {
         check_interrupted()?;
@@ -144,9 +123,6 @@ fn write(
             .with_context(|| format!("writing {}", path.display()))?;
         done += BLOCK as u64;
     }
-    let copy = cpu0
-        .zip(crate::sysinfo::thread_cpu_seconds())
-        .map(|(a, b)| (b - a).max(0.0));
     if mode == WriteMode::Fsync {
         f.sync_all().context("fsync")?;
     }
@@ -155,7 +131,7 @@ fn write(
         // Untimed, so the next test does not pay for this one's dirty pages.
         f.sync_all().context("fsync")?;
     }
-    Ok(((done, elapsed), copy))
+    Ok((done, elapsed))
 }
 
 fn read(

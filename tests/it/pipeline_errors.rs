@@ -51,6 +51,44 @@ fn fails(w: &Work, dest: &Path, extra: &[&str]) -> String {
     err
 }
 
+/// Starts a long run (20 copies with aes128-ctr) into `dest`, calls `stop` with its pid 300 ms
+/// after the first timed copy, and returns the exit status and the stderr lines after that copy's.
+fn stopped_mid_run(
+    w: &Work,
+    dest: &str,
+    extra: &[&str],
+    stop: impl FnOnce(u32),
+) -> (std::process::ExitStatus, Vec<String>) {
+    let mut child = sshtune()
+        .env("TMPDIR", &w.tmp)
+        .arg("pipeline")
+        .arg(dest)
+        .args([
+            "--no-ceilings",
+            "--repeat",
+            "20",
+            "--variants",
+            "whole-file",
+        ])
+        .args(["--ciphers", "aes128-ctr"])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let err = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(err));
+    for line in lines.by_ref() {
+        if line.unwrap().contains("whole-file#1:") {
+            break;
+        }
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    stop(child.id());
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    (child.wait().unwrap(), rest)
+}
+
 /// A tmpfs mounted for one test, unmounted when dropped.
 struct Tmpfs(PathBuf);
 
@@ -126,38 +164,11 @@ fn connection_dropped_mid_run_is_one_line_and_local_files_go() {
     let w = work();
     let server = sshtune::embedded::EmbeddedSshd::start("").unwrap();
     let dest = format!("{}:{}", server.target.destination, w.dest.display());
-    let mut child = sshtune()
-        .env("TMPDIR", &w.tmp)
-        .arg("pipeline")
-        .arg(&dest)
-        .args(&server.target.options)
-        .args([
-            "--no-ceilings",
-            "--repeat",
-            "20",
-            "--variants",
-            "whole-file",
-            "--size",
-            "256M",
-        ])
-        .args(["--ciphers", "aes128-ctr", "--format", "json"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let err = child.stderr.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(err));
+    let mut extra: Vec<&str> = server.target.options.iter().map(String::as_str).collect();
+    extra.extend(["--size", "256M", "--format", "json"]);
     // After the first timed run the next one starts at once: kill the server in the middle.
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if line.contains("whole-file#1:") {
-            break;
-        }
-    }
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    kill_sshd_and_sessions(server.dir());
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    let status = child.wait().unwrap();
+    let (status, rest) =
+        stopped_mid_run(&w, &dest, &extra, |_| kill_sshd_and_sessions(server.dir()));
     assert!(!status.success());
     let last = rest.last().cloned().unwrap_or_default();
     let errors: Vec<&String> = rest.iter().filter(|l| l.starts_with("sshtune:")).collect();
@@ -199,36 +210,66 @@ fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
     assert!(files(&w.dest).is_empty());
 }
 
+/// `HOST:DIR --luks` on a host whose kernel has no device-mapper (this one): the helper on
+/// the destination refuses in one line, after removing what a killed run left there — a
+/// work directory whose owner is gone, with a loop device still attached to its file.
 #[test]
-fn luks_refuses_a_remote_destination_before_connecting() {
+fn luks_on_a_host_without_device_mapper_is_refused_after_removing_a_killed_runs_leftovers() {
     let _lock = support::shared();
+    assert!(is_root(), "loop devices need root");
     let w = work();
-    // `.invalid` never resolves: the refusal must come before any ssh is started.
-    let err = fails(
-        &w,
-        Path::new("nohost.invalid:/srv/x"),
-        &["--size", "1M", "--luks"],
-    );
+    let dead = (4_000_000..4_194_304)
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    let killed = w.dest.join(format!("sshtune-storage-{dead}-killed"));
+    std::fs::create_dir(&killed).unwrap();
+    let img = killed.join("luks.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    let lo = output(Command::new("losetup").args(["--find", "--show"]).arg(&img));
+    assert!(lo.status.success(), "losetup: {}", stderr(&lo));
+    let server = sshtune::embedded::EmbeddedSshd::start("").unwrap();
+    let dest = format!("{}:{}", server.target.destination, w.dest.display());
+    let mut extra: Vec<&str> = server.target.options.iter().map(String::as_str).collect();
+    extra.extend(["--size", "1M", "--luks"]);
+    let err = fails(&w, Path::new(&dest), &extra);
+    assert!(err.contains("--luks needs device-mapper"), "{err}");
+    let attached = output(Command::new("losetup").arg("-j").arg(&img));
+    let attached = String::from_utf8_lossy(&attached.stdout).into_owned();
+    if !attached.trim().is_empty() {
+        // Leave the machine as it was, then fail.
+        let dev = String::from_utf8_lossy(&lo.stdout).trim().to_string();
+        let _ = Command::new("losetup").args(["-d", &dev]).status();
+        panic!("the killed run's loop device is still attached: {attached}");
+    }
     assert!(
-        err.contains("--luks needs a destination directory on this machine"),
-        "{err}"
+        files(&w.dest).is_empty() && !killed.exists(),
+        "left in the destination: {:?}",
+        files(&w.dest)
     );
+    drop(server);
 }
 
+/// Ctrl-C during a copy to a local directory: the run directory is removed through the
+/// embedded server, which the signal must not have stopped first, and the exit is 130.
 #[test]
-fn luks_loop_file_too_big_for_the_destination_is_refused_before_measuring() {
+fn ctrl_c_mid_run_removes_the_run_directory_through_the_embedded_server() {
     let _lock = support::shared();
-    assert!(is_root(), "mounting a tmpfs needs root");
     let w = work();
-    // 8 MiB of data fits in 48 MiB, but its loop file (8 × 1.25 + 64 MiB) is more than half.
-    let _m = Tmpfs::mount(&w.dest, "size=48m");
-    let err = fails(&w, &w.dest, &["--size", "8M", "--luks"]);
+    let dest = w.dest.display().to_string();
+    let (status, rest) = stopped_mid_run(&w, &dest, &["--size", "64M"], |pid| {
+        let pid = nix::unistd::Pid::from_raw(pid as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    });
+    assert_eq!(status.code(), Some(130), "{rest:?}");
+    let last = rest.last().cloned().unwrap_or_default();
     assert!(
-        err.contains("--luks needs") && err.contains("loop file"),
-        "{err}"
+        last.contains("interrupted") && !last.contains("could not"),
+        "{rest:?}"
     );
+    assert!(files(&w.dest).is_empty(), "left: {:?}", files(&w.dest));
     assert!(
-        files(&w.dest).is_empty(),
-        "the run directory was not removed"
+        leftovers(&w.tmp).is_empty(),
+        "temp files left: {:?}",
+        leftovers(&w.tmp)
     );
 }

@@ -4,7 +4,9 @@
 //! `--luks` matrix (3 SSH ciphers × 3 scratch LUKS settings, the destination's own among
 //! them): every cell's copy is checked byte for byte by the run, the model's error per cell
 //! is printed, and nothing of the scratch volumes is left (mappings, loops, mounts, files) —
-//! including a killed run's leftovers planted before, which the run must remove. It runs in
+//! including a killed run's leftovers planted before, which the run must remove. Before it,
+//! a loop file too big for a small destination is refused in one line, and a run stopped
+//! with SIGTERM during its first dm-crypt pass exits 130 with nothing left. It runs in
 //! the storage VM test's boot (`storage_vm.rs`), after the storage scripts.
 
 use crate::support;
@@ -39,6 +41,18 @@ cryptsetup open --key-file /tmp/key /tmp/luks.img sshtune-vm
 mkfs.ext4 -q /dev/mapper/sshtune-vm
 mkdir -p /tmp/mnt
 mount /dev/mapper/sshtune-vm /tmp/mnt
+mkdir -p /tmp/small
+mount -t tmpfs -o size=48m tmpfs /tmp/small
+if {bin} pipeline /tmp/small --size 8M --luks --no-ceilings --repeat 1 -q --ciphers aes128-ctr 2> {w}/small.err; then echo "accepted a loop file larger than half the free space" >> {w}/small.err; fi
+ls -A /tmp/small > {w}/small.left
+umount /tmp/small
+{bin} pipeline /tmp/mnt --size 4M --ciphers aes128-ctr --variants whole-file --repeat 1 --no-ceilings --luks --luks-settings xts256 --no-trim 2> {w}/term.err &
+p=$!
+i=0; while [ $i -lt 300 ] && ! grep -q "dm-crypt pass" {w}/term.err; do sleep 1; i=$((i+1)); done
+kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/term.rc
+dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
+losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
+ls -d /tmp/mnt/sshtune-* >> {w}/term.left 2>/dev/null || true
 mkdir /tmp/mnt/sshtune-storage-999999-killed
 truncate -s 8M /tmp/mnt/sshtune-storage-999999-killed/luks.img
 losetup -f /tmp/mnt/sshtune-storage-999999-killed/luks.img
@@ -65,6 +79,20 @@ pub fn check(w: &Path, console: &str) {
     let stderr = std::fs::read_to_string(w.join("stderr")).unwrap_or_default();
     let rc = std::fs::read_to_string(w.join("rc")).unwrap_or_default();
     assert_eq!(rc.trim(), "0", "VM run failed: {stderr}\n{console}");
+    // 8 MiB of data fits in a 48 MiB tmpfs, but its loop file (8 × 1.25 + 64 MiB) is more
+    // than half: refused in one line before anything is measured, nothing left.
+    let small = std::fs::read_to_string(w.join("small.err")).unwrap_or_default();
+    assert!(
+        small.trim().lines().count() == 1
+            && small.contains("--luks needs")
+            && small.contains("loop file"),
+        "{small}"
+    );
+    let left = std::fs::read_to_string(w.join("small.left")).unwrap_or_default();
+    assert!(
+        left.trim().is_empty(),
+        "left in the small destination: {left}"
+    );
     assert_eq!(
         std::fs::read_to_string(w.join("compare"))
             .unwrap_or_default()

@@ -27,6 +27,7 @@ pub fn recommend(
     cells: &[LuksCell],
     list: &[LuksSetting],
     storage: &StorageInfo,
+    device: Option<u64>,
     default_cipher: Option<&str>,
     ssh: &SshSide,
 ) -> Option<LuksAdvice> {
@@ -51,10 +52,6 @@ pub fn recommend(
     let to = list.iter().find(|s| s.name == best.0.setting)?;
     let (luks_command, luks_note) = match today_setting {
         Some(from) => {
-            let device = storage
-                .dm_device
-                .as_deref()
-                .and_then(super::volume::device_bytes);
             let name = storage.dm_name.as_deref().unwrap_or("NAME");
             let (cmd, note) = settings::change(from, to, name, device, to.dm_crypt_mib_s);
             let note = if from.current {
@@ -239,6 +236,7 @@ mod tests {
             &cells,
             &list,
             &storage,
+            None,
             Some("aes128-gcm@openssh.com"),
             &ssh,
         )
@@ -269,7 +267,7 @@ mod tests {
             server: &other,
             ..ssh
         };
-        let a = recommend(&cells, &list, &storage, None, &ssh).unwrap();
+        let a = recommend(&cells, &list, &storage, None, None, &ssh).unwrap();
         assert_eq!(a.client_line, "Ciphers ^chacha20-poly1305@openssh.com");
         assert!(
             a.sshd_dropin

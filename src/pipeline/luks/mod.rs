@@ -1,14 +1,14 @@
 //! `sshtune pipeline --luks`: SSH cipher × LUKS setting measured as one system. Scratch LUKS2
-//! volumes on a loop file beside the destination (`volume.rs`, built from storage's
-//! dm-crypt, loop and cleanup code), the settings compared (`settings.rs`), the order things
+//! volumes on a loop file beside the destination, made and removed by a POSIX-sh helper
+//! that runs there through ssh (`agent.rs`: the destination needs nothing of sshtune), the settings compared (`settings.rs`), the order things
 //! run in (`run.rs`), what each stage costs in CPU net of the samplers' load (`costs.rs`),
 //! the model that predicts a cell from its stages measured alone and trims settings before
 //! the end-to-end runs (`predict.rs`), and the recommendation (`advice.rs`). See
 //! docs/pipeline.md.
 
 pub mod advice;
+pub mod agent;
 pub mod costs;
 pub mod predict;
 pub mod run;
 pub mod settings;
-pub mod volume;

@@ -4,8 +4,8 @@
 //! the report (CPU per cell, the bound per cell, the model against the measurements, the
 //! recommendation).
 
+use super::agent::Agent;
 use super::costs::{self, costs, free_cores};
-use super::volume::{Mapped, Scratch};
 use super::{advice, predict, settings};
 use crate::pipeline::cells;
 use crate::pipeline::model::{
@@ -17,9 +17,7 @@ use crate::pipeline::setup::Setup;
 use crate::pipeline::ssh::ssh_command;
 use crate::pipeline::{stages, verdict, MIB};
 use crate::process::check_interrupted;
-use crate::storage::cleanup::Cleanup;
-use crate::storage::seqio;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{bail, Context, Result};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -37,8 +35,9 @@ pub struct Measured {
     pub alone: Vec<AloneStage>,
     /// Setting name and its rows (one per cipher), and the mapping name it had.
     pub cells: Vec<(String, Vec<Row>)>,
-    /// The user's mapping, for the size in the re-encryption estimate.
+    /// The user's mapping, and its size for the re-encryption estimate.
     pub storage: StorageInfo,
+    pub device_bytes: Option<u64>,
 }
 
 /// The phase label of a cell's runs; `sampling::attach_tagged` finds them by it.
@@ -46,18 +45,18 @@ pub fn tag(setting: &str) -> String {
     format!("luks:{setting}|")
 }
 
-/// Runs everything that writes. `cores` is the destination's core count (the model's
-/// shared-core limit); `cleanup` is the run's registry, undone by `Resources::release`.
+/// Runs everything that writes, the scratch volumes through `agent` (the run's helper on
+/// the destination, closed by `Resources::release`). `cores` is the destination's core
+/// count (the model's shared-core limit).
 pub fn measure(
     s: &Setup,
     ciphers: &[String],
     storage: &StorageInfo,
     stale: Vec<String>,
     cores: f64,
-    token: &str,
-    cleanup: &mut Cleanup,
+    agent: &mut Agent,
 ) -> Result<Measured> {
-    let proc_crypto = std::fs::read_to_string("/proc/crypto").unwrap_or_default();
+    let proc_crypto = agent.crypto()?;
     let mut list = settings::select(
         settings::candidates(storage, &proc_crypto),
         &s.opts.luks_settings,
@@ -96,14 +95,14 @@ pub fn measure(
     s.shared.set_phase(Some("between".into()));
 
     (s.say)(&format!(
-        "LUKS: a {:.0} MiB loop file in {}",
+        "LUKS: a {:.0} MiB loop file in {}, written once",
         loop_bytes as f64 / MIB,
-        s.end.dir
+        agent.work
     ));
-    let vol = Scratch::create(Path::new(&s.end.dir), token, loop_bytes, cleanup)?;
-    let buf = seqio::Buffer::new();
+    check_interrupted()?;
+    agent.create(loop_bytes >> 20)?;
     for (i, st) in list.iter_mut().enumerate() {
-        let mark = cleanup.mark();
+        check_interrupted()?;
         let phase = format!("luks-pass:{}", st.name);
         (s.say)(&format!(
             "LUKS {}: dm-crypt pass, {} MiB written into ext4 on {}",
@@ -116,20 +115,17 @@ pub fn measure(
         // setting writes its pass once untimed: in three of four virtual-machine runs the
         // first pass read slowest (2.0, 4.2 and 1.4 MiB/s against 3.8–10.4 for the others),
         // its writer once spending 9 CPU-s on 16 MiB while the machine made room for it.
-        let r = vol.map(i, st, cleanup).and_then(|m| {
-            vol.mount(&m, cleanup)?;
-            set_dm(s, &m);
-            if i == 0 {
-                seqio::write_fsync_with_copy_cpu(&vol.mnt.join("pass"), pass_bytes, &buf)?;
-            }
+        let r = map(agent, i, st).and_then(|dm| {
+            agent.mount(i)?;
+            set_dm(s, Some(dm));
             s.shared.set_phase(Some(phase));
-            seqio::write_fsync_with_copy_cpu(&vol.mnt.join("pass"), pass_bytes, &buf)
+            agent.pass(pass_bytes >> 20, i == 0)
         });
         s.shared.set_phase(Some("between".into()));
         match r {
-            Ok((rate, copy)) => {
-                st.dm_crypt_mib_s = Some(round1(rate));
-                st.writer_cpu_s = copy.map(|c| (c * 1000.0).round() / 1000.0);
+            Ok(p) => {
+                st.dm_crypt_mib_s = Some(round1(p.mib_s));
+                st.writer_cpu_s = p.writer_cpu_s;
             }
             Err(e) => {
                 check_interrupted()?;
@@ -137,7 +133,9 @@ pub fn measure(
                 st.error = Some(format!("{e:#}"));
             }
         }
-        cleanup.unwind_to(mark).map_err(|e| anyhow!(e))?;
+        // A setting that failed half-way may have nothing to close: the helper removes the
+        // rest when it ends.
+        let _ = agent.unmap(i);
     }
     // The CPU costs so far, for the trimming (the samplers keep running).
     let so_far = s
@@ -168,21 +166,24 @@ pub fn measure(
         }
     }
 
+    let want = sums(&files(s.dataset.root()), s.dataset.root())
+        .context("hashing the source for the byte-for-byte check")?;
     let mut cells_out = Vec::new();
     for (i, st) in list.iter().enumerate() {
         if st.trimmed.is_some() || st.error.is_some() {
             continue;
         }
-        let mark = cleanup.mark();
-        let m = vol.map(i, st, cleanup)?;
-        vol.mount(&m, cleanup)?;
-        set_dm(s, &m);
-        (s.say)(&format!("LUKS {}: rsync into ext4 on {}", st.name, m.name));
-        let data = format!("{}/data", vol.mnt.display());
+        check_interrupted()?;
+        let dm = map(agent, i, st)?;
+        agent.mount(i)?;
+        set_dm(s, Some(dm));
+        (s.say)(&format!(
+            "LUKS {}: rsync into ext4 on the scratch mapping",
+            st.name
+        ));
+        let data = format!("{}/data", agent.mnt);
         // Each cipher's copy is compared with the source before the next cipher empties
         // the volume (the hook runs ahead of each cipher's cells), the last one after them.
-        let root = s.dataset.root().to_path_buf();
-        let dest = std::path::PathBuf::from(&data);
         let mut checks: Vec<(String, Option<String>)> = Vec::new();
         let mut previous: Option<String> = None;
         let rows = cells::measure_into(
@@ -193,16 +194,14 @@ pub fn measure(
             &tag(&st.name),
             &mut |c| {
                 if let Some(p) = previous.replace(c.clone()) {
-                    checks.push((p, same_tree(&root, &dest).err().map(|e| format!("{e:#}"))));
+                    checks.push((p, compare(&want, agent.sums())));
                 }
                 Ok(())
             },
         );
-        let mut rows = rows.inspect_err(|_| {
-            let _ = cleanup.unwind_to(mark);
-        })?;
+        let mut rows = rows?;
         if let Some(p) = previous {
-            checks.push((p, same_tree(&root, &dest).err().map(|e| format!("{e:#}"))));
+            checks.push((p, compare(&want, agent.sums())));
         }
         for r in rows.iter_mut().filter(|r| r.error.is_none()) {
             if let Some((_, Some(e))) = checks.iter().find(|(c, _)| c == &r.cipher) {
@@ -210,12 +209,14 @@ pub fn measure(
             }
         }
         s.shared.set_phase(Some("between".into()));
-        cleanup.unwind_to(mark).map_err(|e| anyhow!(e))?;
+        agent.unmap(i)?;
         cells_out.push((st.name.clone(), rows));
     }
-    if let Ok(mut g) = s.shared.dm.lock() {
-        *g = storage.dm_device.clone();
-    }
+    set_dm(s, storage.dm_device.clone());
+    let device_bytes = storage
+        .dm_device
+        .as_deref()
+        .and_then(|dm| agent.device_bytes(dm));
     Ok(Measured {
         stale,
         loop_bytes,
@@ -225,12 +226,25 @@ pub fn measure(
         alone,
         cells: cells_out,
         storage: storage.clone(),
+        device_bytes,
     })
 }
 
-fn set_dm(s: &Setup, m: &Mapped) {
+/// Setting `st` as the helper's mapping `i`; its `dm-N`.
+fn map(agent: &mut Agent, i: usize, st: &LuksSetting) -> Result<String> {
+    agent.map(
+        i,
+        &st.cipher,
+        st.key_bits,
+        st.sector_size,
+        &settings::perf_args(st),
+    )
+}
+
+/// Which `dm-N` the samplers read the write rate of.
+fn set_dm(s: &Setup, dm: Option<String>) {
     if let Ok(mut g) = s.shared.dm.lock() {
-        *g = m.dm.clone();
+        *g = dm;
     }
 }
 
@@ -355,22 +369,51 @@ fn ssh_alone(s: &Setup, cipher: &str) -> Result<AloneStage> {
     })
 }
 
-/// Compares every file of the source with its copy under `dest`, byte for byte.
-fn same_tree(root: &Path, dest: &Path) -> Result<()> {
-    for f in files(root) {
+/// SHA-256 of every file of the source, by path relative to `root` (a single-file source
+/// by its name).
+fn sums(files: &[std::path::PathBuf], root: &Path) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    for f in files {
         let rel = if root.is_file() {
             Path::new(root.file_name().unwrap_or_default()).to_path_buf()
         } else {
-            f.strip_prefix(root).unwrap_or(&f).to_path_buf()
+            f.strip_prefix(root).unwrap_or(f).to_path_buf()
         };
-        let copy = dest.join(&rel);
-        let a = std::fs::read(&f).with_context(|| format!("reading {}", f.display()))?;
-        let b = std::fs::read(&copy).with_context(|| format!("reading {}", copy.display()))?;
-        if a != b {
-            bail!("{} differs", rel.display());
+        let mut ctx = ring::digest::Context::new(&ring::digest::SHA256);
+        let mut file =
+            std::fs::File::open(f).with_context(|| format!("reading {}", f.display()))?;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = std::io::Read::read(&mut file, &mut buf)
+                .with_context(|| format!("reading {}", f.display()))?;
+            if n == 0 {
+                break;
+            }
+            ctx.update(&buf[..n]);
         }
+        let hex: String = ctx
+            .finish()
+            .as_ref()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        out.push((rel.display().to_string(), hex));
     }
-    Ok(())
+    Ok(out)
+}
+
+/// The first file whose copy is missing or differs (SHA-256 on both sides), if any.
+fn compare(want: &[(String, String)], got: Result<Vec<(String, String)>>) -> Option<String> {
+    let got = match got {
+        Ok(g) => g,
+        Err(e) => return Some(format!("{e:#}")),
+    };
+    want.iter()
+        .find_map(|(p, h)| match got.iter().find(|(q, _)| q == p) {
+            None => Some(format!("{p} is missing")),
+            Some((_, g)) if g != h => Some(format!("{p} differs")),
+            _ => None,
+        })
 }
 
 /// The files' bytes in order, at most `cap` of them.
@@ -447,7 +490,14 @@ pub fn finish(
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
         .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
-    let recommendation = advice::recommend(&cells, &m.settings, &m.storage, default_cipher, ssh);
+    let recommendation = advice::recommend(
+        &cells,
+        &m.settings,
+        &m.storage,
+        m.device_bytes,
+        default_cipher,
+        ssh,
+    );
     LuksSection {
         loop_file_bytes: m.loop_bytes,
         pass_bytes: m.pass_bytes,
