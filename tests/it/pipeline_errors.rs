@@ -22,23 +22,21 @@ fn work() -> Work {
     Work { tmp, dest, _dir: d }
 }
 
+/// `sshtune pipeline DEST --no-ceilings --ciphers aes128-ctr`, temp files in the test's own
+/// directory.
+fn pipeline(w: &Work, dest: impl AsRef<std::ffi::OsStr>) -> Command {
+    let mut c = sshtune();
+    c.env("TMPDIR", &w.tmp).arg("pipeline").arg(dest).args([
+        "--no-ceilings",
+        "--ciphers",
+        "aes128-ctr",
+    ]);
+    c
+}
+
 /// Runs the pipeline expecting failure; returns the error line.
 fn fails(w: &Work, dest: &Path, extra: &[&str]) -> String {
-    let o = output(
-        sshtune()
-            .env("TMPDIR", &w.tmp)
-            .arg("pipeline")
-            .arg(dest)
-            .args([
-                "--no-ceilings",
-                "--repeat",
-                "1",
-                "-q",
-                "--ciphers",
-                "aes128-ctr",
-            ])
-            .args(extra),
-    );
+    let o = output(pipeline(w, dest).args(["--repeat", "1", "-q"]).args(extra));
     assert!(!o.status.success(), "expected a failure");
     let err = stderr(&o);
     assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
@@ -59,18 +57,8 @@ fn stopped_mid_run(
     extra: &[&str],
     stop: impl FnOnce(u32),
 ) -> (std::process::ExitStatus, Vec<String>) {
-    let mut child = sshtune()
-        .env("TMPDIR", &w.tmp)
-        .arg("pipeline")
-        .arg(dest)
-        .args([
-            "--no-ceilings",
-            "--repeat",
-            "20",
-            "--variants",
-            "whole-file",
-        ])
-        .args(["--ciphers", "aes128-ctr"])
+    let mut child = pipeline(w, dest)
+        .args(["--repeat", "20", "--variants", "whole-file"])
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
