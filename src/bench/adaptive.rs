@@ -26,6 +26,14 @@ const MAX_SIZING_ROUNDS: u32 = 8;
 /// than that, a rank between ciphers is not worth the time on any machine.
 pub const NOISE_FLOOR: f64 = 0.05;
 
+/// The least gain a longer sample must show over the one before for the shorter one to count
+/// as paying a start: the run learns its noise from equal-length samples, which come mostly
+/// in the racing rounds after every row's first, so the first rows are judged against the
+/// floor alone. Consecutive OpenSSH samples on loopback differ by 10–20%; with `NOISE_FLOOR`
+/// there, rows were lengthened on noise, a second at a time. A window ramp-up on a slow
+/// link or a fresh session under a CPU quota costs a short sample 30% and more.
+const RAMP_FLOOR: f64 = 0.10;
+
 /// Samples a row below the leader needs before its median alone may order it (as many as
 /// the thorough mode takes).
 const ORDERED_AFTER: usize = 3;
@@ -92,6 +100,21 @@ impl Noise {
     /// Two samples farther apart than this disagree.
     pub fn threshold(&self) -> f64 {
         stats::median(&self.diffs).unwrap_or(0.0).max(NOISE_FLOOR)
+    }
+
+    /// How much faster a longer sample must be than the one before to say the shorter one
+    /// paid a start (ramp-up), not the noise: the upper decile of the disagreements seen,
+    /// never below `threshold` or `RAMP_FLOOR`. At the median, half the noisy pairs disagree
+    /// by more, and the longer sample is the faster in half of those by chance: a quarter of
+    /// the pairs lengthened a row at every step for nothing (on loopback, where consecutive
+    /// samples differ by 10–20%, one row went through six lengths). A real ramp-up (a window
+    /// opening on a slow link, a fresh session under a CPU quota) makes the short sample
+    /// slower by far more.
+    pub fn ramp_threshold(&self) -> f64 {
+        stats::upper_decile(&self.diffs)
+            .unwrap_or(0.0)
+            .max(self.threshold())
+            .max(RAMP_FLOOR)
     }
 
     fn record(&mut self, d: f64) {
@@ -428,18 +451,19 @@ fn first_round(
             return Ok((size, vec![prev, s]));
         }
         size = next;
-        let agree = d <= noise.threshold();
-        if agree {
-            // Only a pair that agrees says what the start costs: in one that disagrees the
-            // intercept is mostly the noise that made it disagree, and would lengthen every
-            // later row on a busy machine for nothing.
+        let within = d <= noise.ramp_threshold();
+        if within {
+            // Only a pair within what the noise explains says what the start costs: in one
+            // beyond it the intercept is mostly the noise that set it apart, and would
+            // lengthen every later row on a busy machine for nothing. A start smaller than
+            // the ramp threshold shows here, in the intercepts of many such pairs.
             noise.record_start(&prev, &s);
         }
-        // A start (ramp-up) makes the longer sample the faster one. A longer sample that is
-        // slower says the machine is noisy, not that short samples read low: lengthening
-        // would not help, more samples do, and racing gives a row whose samples spread more
-        // than the noise those samples.
-        let ramp = !agree && s.mib_s() > prev.mib_s();
+        // A start (ramp-up) makes the longer sample the faster one, by more than the noise
+        // does in all but its worst tenth. A longer sample that is slower says the machine is
+        // noisy, not that short samples read low: lengthening would not help, more samples
+        // do, and racing gives a row whose samples spread more than the noise those samples.
+        let ramp = !within && s.mib_s() > prev.mib_s();
         if !ramp && prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
             // Racing samples take the shorter length: it is the one the pair vouched for.
             return Ok((prev.bytes, vec![prev, s]));

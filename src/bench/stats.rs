@@ -27,6 +27,17 @@ pub fn lower_quartile(xs: &[f64]) -> Option<f64> {
     Some(v[(v.len() - 1) / 4])
 }
 
+/// The upper decile (nearest rank): how far apart samples of one length come in all but the
+/// worst tenth of pairs.
+pub fn upper_decile(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    Some(v[(v.len() * 9).div_ceil(10) - 1])
+}
+
 pub fn min(xs: &[f64]) -> Option<f64> {
     xs.iter().copied().min_by(f64::total_cmp)
 }
@@ -64,6 +75,11 @@ mod tests {
         assert_eq!(lower_quartile(&[0.5, 0.0, 0.1, 0.3, 0.2]), Some(0.1));
         assert_eq!(lower_quartile(&[0.4]), Some(0.4));
         assert_eq!(lower_quartile(&[]), None);
+        let tenths: Vec<f64> = (1..=10).map(f64::from).collect();
+        assert_eq!(upper_decile(&tenths), Some(9.0));
+        assert_eq!(upper_decile(&[0.2, 0.1]), Some(0.2));
+        assert_eq!(upper_decile(&[0.3]), Some(0.3));
+        assert_eq!(upper_decile(&[]), None);
         assert_eq!(min(&[2.0, 1.0]), Some(1.0));
         assert_eq!(max(&[2.0, 1.0]), Some(2.0));
         assert!((relative_spread(&[90.0, 100.0, 110.0]).unwrap() - 0.2).abs() < 1e-9);

@@ -19,17 +19,22 @@ use anyhow::Result;
 /// First transfer size when sizing towards the thorough length; small enough for a slow board
 /// to finish fast.
 const INITIAL_SIZE: u64 = 16 << 20;
-/// First transfer size in the default mode, whose samples start at a quarter second: 16 MiB
-/// took 3des-cbc over a second on the development machine, where 4 MiB costs the fastest
-/// cipher one sizing transfer of a few milliseconds more.
+/// First transfer size in the default mode, whose samples start at a tenth of a second or
+/// more: 16 MiB took 3des-cbc over a second on the development machine, where 4 MiB costs the
+/// fastest cipher one sizing transfer of a few milliseconds more.
 const ADAPTIVE_INITIAL_SIZE: u64 = 4 << 20;
-/// The default mode's shortest sample, seconds.
-const START_S: f64 = 0.25;
+/// The default mode's shortest sample, seconds, where CPU is read from exact clocks (the
+/// native engine's thread CPU): a tenth of a second is thousands of scheduler slices, and
+/// over loopback the native engine's 64 MiB transfers ran at the rate of its 400 MiB ones.
+/// Over a network the least size in windows (`Adaptive::min_bytes`) makes them longer.
+const START_S: f64 = 0.1;
 /// The sample time a row needs when CPU figures count scheduler ticks (the warning's
 /// threshold), for a side that may use a whole core: 50 ticks. A row's CPU share pools its
 /// samples, and every row has at least two, so each sample needs half of it. A side under a
 /// CPU quota counts fewer ticks in the same time, so its samples start longer in proportion
-/// (`tick_seconds`).
+/// (`tick_seconds`). Half, not the third that a first sample and one twice as long would
+/// need: OpenSSH samples of a sixth of a second on loopback read 0.80 of `--thorough` (median
+/// over 20 rows) where a quarter second read 1.05 the same day (docs/time-to-answer.md).
 const TICK_CPU_ROW_S: f64 = 0.5;
 
 /// Starts the engine of `kind` against the options' target (or its private server).
@@ -188,7 +193,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 }
 
 /// The default mode's rules for one engine, or None for the thorough loop (asked for, or a
-/// fixed `--size`, which leaves nothing to size by stability). Samples start at a quarter
+/// fixed `--size`, which leaves nothing to size by stability). Samples start at a tenth of a
 /// second or four channel windows (`window`: None over loopback, where a window's round
 /// trip costs microseconds), whichever is more, and lengthen at most to the thorough length;
 /// contenders get up to two samples more than the thorough count. The native engine's 8 MiB
@@ -203,10 +208,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 /// session's warm-up covers it, and a longer sample that reads faster is lengthened like any
 /// other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
-    let mut start = START_S;
-    if let Some(q) = tick_quota {
-        start = start.max(tick_seconds(q) / 2.0);
-    }
+    let start = START_S.max(tick_quota.map_or(0.0, |q| tick_seconds(q) / 2.0));
     (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
         start_s: start.min(opts.min_duration_s),
         longest_s: opts.min_duration_s,
