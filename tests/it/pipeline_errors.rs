@@ -200,7 +200,8 @@ fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
 
 /// `HOST:DIR --luks` on a host whose kernel has no device-mapper (this one): the helper on
 /// the destination refuses in one line, after removing what a killed run left there — a
-/// work directory whose owner is gone, with a loop device still attached to its file.
+/// work directory whose owner is gone, with a loop device still attached to its file. A
+/// destination directory that does not exist is refused as without `--luks`.
 #[test]
 fn luks_on_a_host_without_device_mapper_is_refused_after_removing_a_killed_runs_leftovers() {
     let _lock = support::shared();
@@ -234,6 +235,12 @@ fn luks_on_a_host_without_device_mapper_is_refused_after_removing_a_killed_runs_
         "left in the destination: {:?}",
         files(&w.dest)
     );
+    // A directory that is not there is named as the run without --luks names it.
+    let missing = w.dest.join("not-there");
+    let dest = format!("{}:{}", server.target.destination, missing.display());
+    let err = fails(&w, Path::new(&dest), &extra);
+    let said = format!("destination directory {} does not exist", missing.display());
+    assert!(err.contains(&said), "{err}");
     drop(server);
 }
 

@@ -43,6 +43,7 @@ down() { trap "" HUP INT TERM;
  if [ -n "$lp" ]; then losetup -d "$lp" 2>/dev/null || left "loop device $lp"; lp=; fi;
  if [ -n "$made" ]; then if mountpoint -q "$m" 2>/dev/null; then left "directory $w"; else rm -rf -- "$w" || left "directory $w"; fi; made=; fi;
  echo SSHTUNE-BYE; };
+[ -d "$d" ] || { echo "SSHTUNE-ERR nodir $d"; exit 0; };
 [ "$(id -u)" = 0 ] || { echo "SSHTUNE-ERR notroot"; exit 0; };
 for t in cryptsetup losetup mkfs.ext4 mountpoint sha256sum dd; do command -v "$t" >/dev/null 2>&1 || { echo "SSHTUNE-ERR notool $t"; exit 0; }; done;
 for s in /sys/block/dm-*/dm/name; do [ -r "$s" ] || continue; read -r n < "$s";
@@ -367,6 +368,10 @@ impl Agent {
                 why.split_whitespace().nth(1).unwrap_or("a tool")
             ),
             "nodm" => anyhow!("--luks needs device-mapper on {on}: its kernel has none (/dev/mapper/control is missing)"),
+            "nodir" => anyhow!(
+                "destination directory {} does not exist on {on}",
+                why.split_once(' ').map_or("", |(_, d)| d)
+            ),
             "mkdir" => anyhow!("--luks could not make its work directory on {on}"),
             _ => match what {
                 Some(w) => anyhow!("LUKS helper on {on}, {w}: {why}"),
