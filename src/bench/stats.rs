@@ -19,23 +19,23 @@ pub fn median(xs: &[f64]) -> Option<f64> {
 /// The lower quartile (nearest rank): a start cost estimated from pairs of samples, where a
 /// disturbance can only inflate the shorter sample's time, is best read low.
 pub fn lower_quartile(xs: &[f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    Some(v[(v.len() - 1) / 4])
+    nearest_rank(xs, |n| (n - 1) / 4)
 }
 
 /// The upper decile (nearest rank): how far apart samples of one length come in all but the
 /// worst tenth of pairs.
 pub fn upper_decile(xs: &[f64]) -> Option<f64> {
+    nearest_rank(xs, |n| (n * 9).div_ceil(10) - 1)
+}
+
+/// The value at index `rank(n)` of the `n` values sorted, None for none.
+fn nearest_rank(xs: &[f64], rank: impl Fn(usize) -> usize) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }
     let mut v = xs.to_vec();
     v.sort_by(f64::total_cmp);
-    Some(v[(v.len() * 9).div_ceil(10) - 1])
+    Some(v[rank(v.len())])
 }
 
 pub fn min(xs: &[f64]) -> Option<f64> {
