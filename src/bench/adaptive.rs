@@ -223,14 +223,14 @@ pub fn run(
             // this one's. Its session is not warm for this direction: the data flows the other
             // way, through the other end's congestion window and this end's receive buffer,
             // and OpenSSH downloads right after the uploads of their session read a third of
-            // the thorough rate without a warm-up of their own. Where every transfer has a
-            // connection of its own, any transfer before warmed up all there is to warm: this
-            // process.
+            // the thorough rate without a warm-up of their own. Where a pair has nothing of its
+            // own to warm (the native engine), any transfer before warmed up all there is to
+            // warm: this process.
             let guess = rows
                 .last()
                 .filter(|r| r.cipher == *cipher && r.mac == *mac)
                 .map(|r| r.size);
-            let warm = !exec.sessions_kept() && !rows.is_empty();
+            let warm = !exec.warms_per_pair() && !rows.is_empty();
             let first = first_round(
                 exec,
                 sampling,
@@ -380,9 +380,9 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
 /// samples take (the shorter of the last two, or the longest length) and the last two samples.
 ///
 /// `row` names the row, its `bytes` the first transfer's size: the size its pair's other
-/// direction settled on, when there is one. A row with nothing left to warm up (`warm`: each
-/// transfer has its own connection and this process has run one) has no warm-up: its first
-/// transfer long enough is its first sample.
+/// direction settled on, when there is one. A row with nothing left to warm up (`warm`: the
+/// pair has nothing of its own to warm and this process has run a transfer) has no warm-up:
+/// its first transfer long enough is its first sample.
 ///
 /// The second sample is always twice the first. Tried with two samples of one length once
 /// the run had four start costs, the OpenSSH engine on loopback ran in 42.8 s instead of
@@ -553,8 +553,8 @@ mod tests {
         ramp_s: f64,
         jitter: f64,
         calls: Vec<(String, u64)>,
-        /// One session carries every transfer of a cipher (OpenSSH); false: a connection per
-        /// transfer (native).
+        /// Each cipher's session needs its own warm-up (OpenSSH); false: only the process
+        /// does (native).
         kept: bool,
     }
 
@@ -574,7 +574,7 @@ mod tests {
         fn engine(&self) -> &'static str {
             "scripted"
         }
-        fn sessions_kept(&self) -> bool {
+        fn warms_per_pair(&self) -> bool {
             self.kept
         }
         fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
@@ -661,10 +661,10 @@ mod tests {
         }
     }
 
-    /// A download after its session's uploads takes a warm-up of its own, sized by them; with
-    /// a connection per transfer only the run's first row takes one.
+    /// A download after its session's uploads takes a warm-up of its own, sized by them; where
+    /// only the process warms, only the run's first row takes one.
     #[test]
-    fn only_a_connection_per_transfer_skips_the_warm_up() {
+    fn only_an_engine_with_nothing_to_warm_per_pair_skips_the_warm_up() {
         let names = ["a", "b"];
         let scripted = || Scripted::new(&[("a", 100.0), ("b", 100.0)], 0.0, 0.0);
         let mut p = plan(&names);
@@ -686,8 +686,8 @@ mod tests {
         assert_eq!(mib(&ex, "a"), [4, 32, 32, 64, 32, 32, 64]);
         assert_eq!(mib(&ex, "b"), [4, 32, 32, 64, 32, 32, 64]);
         assert!(rows.iter().all(|r| r.samples.len() == 2));
-        // A connection per transfer: after the run's first row, the first transfer long
-        // enough is the first sample.
+        // Nothing to warm per pair: after the run's first row, the first transfer long enough
+        // is the first sample.
         let mut ex = Scripted {
             kept: false,
             ..scripted()

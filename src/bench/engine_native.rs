@@ -104,8 +104,8 @@ impl Executor for NativeEngine {
         self.exec.transfer(job)
     }
 
-    fn sessions_kept(&self) -> bool {
-        self.exec.sessions_kept()
+    fn warms_per_pair(&self) -> bool {
+        self.exec.warms_per_pair()
     }
 }
 

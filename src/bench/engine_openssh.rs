@@ -65,8 +65,8 @@ impl Executor for OpenSshEngine {
         self.exec.transfer(job)
     }
 
-    fn sessions_kept(&self) -> bool {
-        self.exec.sessions_kept()
+    fn warms_per_pair(&self) -> bool {
+        self.exec.warms_per_pair()
     }
 }
 

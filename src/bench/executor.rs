@@ -58,10 +58,10 @@ pub trait Executor {
     /// The engine's name as written in result rows (`EngineKind::as_str` for real engines).
     fn engine(&self) -> &'static str;
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError>;
-    /// Whether a pair's transfers share one session, so that a transfer warms the next one of
-    /// the same pair up. When each transfer has a connection of its own, a warm-up warms only
-    /// this process, and once is enough for the whole run.
-    fn sessions_kept(&self) -> bool {
+    /// Whether each (cipher, MAC) pair has something of its own that its first transfer warms
+    /// up for the next ones: an `ssh` process and the session it carries. When all there is to
+    /// warm is this process (the native engine), a warm-up once is enough for the whole run.
+    fn warms_per_pair(&self) -> bool {
         true
     }
 }

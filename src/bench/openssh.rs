@@ -108,7 +108,7 @@ impl Executor for OpenSsh {
     }
 
     /// One `ssh` per pair when the server's `head -c` allows it, else one per transfer.
-    fn sessions_kept(&self) -> bool {
+    fn warms_per_pair(&self) -> bool {
         self.reuse
     }
 

@@ -257,7 +257,7 @@ fn session(
         .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
         .unwrap_or_default();
     let _slot = logged_in(t, cfg, startup)?;
-    let mut commands = Vec::new();
+    let mut commands = CommandLog::default();
     loop {
         let mut ch = match open_channel(t, cfg) {
             Ok(ch) => ch,
@@ -273,8 +273,38 @@ fn session(
         peer_text(user.as_bytes(), PEER_TEXT_MAX),
         peer_text(t.peer_ident().as_bytes(), PEER_TEXT_MAX),
         t.rekeys,
-        commands.join("; ")
+        commands.text()
     ))
+}
+
+/// The commands a connection ran, for its closing log line. A client may run any number of
+/// channels one after another on one connection (the native bench engine runs every transfer
+/// of a cipher in one), so only the first `COMMANDS_LOGGED` are kept and the rest counted: a
+/// logged-in peer must not grow the server's memory, or one log line, without bound.
+#[derive(Debug, Default)]
+struct CommandLog {
+    first: Vec<String>,
+    more: usize,
+}
+
+const COMMANDS_LOGGED: usize = 8;
+
+impl CommandLog {
+    fn push(&mut self, command: String) {
+        if self.first.len() < COMMANDS_LOGGED {
+            self.first.push(command);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn text(&self) -> String {
+        let shown = self.first.join("; ");
+        match self.more {
+            0 => shown,
+            n => format!("{shown}; and {n} more"),
+        }
+    }
 }
 
 /// After authentication: the connection leaves the unauthenticated count for a session slot
@@ -385,5 +415,25 @@ fn run_channel(
             Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
             Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_log_keeps_the_first_commands_and_counts_the_rest() {
+        let mut log = CommandLog::default();
+        log.push("\"sink\" exit 0".into());
+        assert_eq!(log.text(), "\"sink\" exit 0");
+        for i in 0..10_000 {
+            log.push(format!("\"source {i}\" exit 0"));
+        }
+        assert_eq!(log.first.len(), COMMANDS_LOGGED);
+        assert!(log.text().ends_with("; and 9993 more"), "{}", log.text());
+        assert!(log
+            .text()
+            .starts_with("\"sink\" exit 0; \"source 0\" exit 0"));
     }
 }

@@ -280,3 +280,58 @@ fn native_client_offers_only_what_the_run_asks_for() {
         }
     }
 }
+
+/// Every transfer of one (cipher, MAC) pair runs in a channel of its own on one connection;
+/// the next pair logs in again, and a connection the server closed while it sat idle is
+/// replaced by a new login, not reported as a failed transfer.
+#[test]
+fn native_engine_runs_a_pairs_transfers_on_one_connection() {
+    let _lock = support::shared();
+    use sshtune::bench::executor::{Executor, Job};
+    use sshtune::bench::model::Direction;
+    use sshtune::bench::native::{Native, Peer};
+    let s = support::native::start_serve(&["--idle-timeout", "1"]);
+    let cfg = s.client_cfg(sshtune::transport::kex::Preferences::recommended());
+    let mut n = Native::new("127.0.0.1".into(), s.port, cfg, Peer::Sshtune);
+    let job = |cipher, direction| Job {
+        cipher,
+        mac: None,
+        direction,
+        bytes: 4 << 20,
+    };
+    let gcm = "aes128-gcm@openssh.com";
+    let chacha = "chacha20-poly1305@openssh.com";
+    for j in [
+        job(gcm, Direction::Upload),
+        job(gcm, Direction::Upload),
+        job(gcm, Direction::Download),
+        job(chacha, Direction::Upload),
+    ] {
+        let sample = n.transfer(&j).unwrap();
+        assert_eq!(sample.bytes, 4 << 20);
+    }
+    // The chacha20 connection is left idle past the server's timeout, which closes it.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    n.transfer(&job(chacha, Direction::Download)).unwrap();
+    drop(n);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let log = s.log();
+    let sessions: Vec<&str> = log.lines().filter(|l| l.contains(" rekeys: ")).collect();
+    let gcm_lines: Vec<&&str> = sessions
+        .iter()
+        .filter(|l| l.contains("aes128-gcm"))
+        .collect();
+    assert_eq!(gcm_lines.len(), 1, "{log}");
+    assert_eq!(gcm_lines[0].matches("\"sink\" exit 0").count(), 2, "{log}");
+    assert_eq!(
+        gcm_lines[0].matches("\"source 4194304\" exit 0").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("(idle timeout)"), "{log}");
+    let chacha_source = sessions
+        .iter()
+        .filter(|l| l.contains("chacha20") && l.contains("\"source 4194304\" exit 0"))
+        .count();
+    assert_eq!(chacha_source, 1, "{log}");
+}
