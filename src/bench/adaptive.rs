@@ -375,9 +375,11 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
 }
 
 /// Warm-up sized to the shortest sample, then samples lengthened while the next, longer
-/// sample is faster than the one before by more than the noise, or while the longer one is
-/// shorter than the run's start cost allows (`Noise::shortest_s`). Returns the size later
-/// samples take (the shorter of the last two, or the longest length) and the last two samples.
+/// sample is faster than the one before by more than the noise (and than a second sample at
+/// the shorter length), or while the longer one is shorter than the run's start cost allows
+/// (`Noise::shortest_s`). Returns the size later samples take (the shorter of the last two,
+/// or the longest length) and the samples kept: the last two, or three when the second
+/// sample at the shorter length showed that the pair's gap was noise.
 ///
 /// `row` names the row, its `bytes` the first transfer's size: the size its pair's other
 /// direction settled on, when there is one. A row with nothing left to warm up (`warm`: the
@@ -468,6 +470,22 @@ fn first_round(
             // Racing samples take the shorter length: it is the one the pair vouched for.
             return Ok((prev.bytes, vec![prev, s]));
         }
+        if ramp {
+            // One pair is one draw of the noise: before lengthening, the shorter length gets a
+            // second sample. A start makes it read low again; noise does not, and then the
+            // row keeps all three samples at the shorter length's pace, and the run has an
+            // equal-length pair to learn its noise from in its first rows.
+            let again = take(prev.bytes, budget)?;
+            noise.record(disagreement(prev.mib_s(), again.mib_s()));
+            let d = disagreement(again.mib_s(), s.mib_s());
+            let confirmed = d > noise.ramp_threshold() && s.mib_s() > again.mib_s();
+            if !confirmed && again.seconds.min(s.seconds) >= noise.shortest_s(a) {
+                if d <= noise.ramp_threshold() {
+                    noise.record_start(&again, &s);
+                }
+                return Ok((prev.bytes, vec![prev, s, again]));
+            }
+        }
         // The longer sample is faster: the shorter one was not representative; drop it.
         prev = s;
     }
@@ -556,6 +574,8 @@ mod tests {
         /// Each cipher's session needs its own warm-up (OpenSSH); false: only the process
         /// does (native).
         kept: bool,
+        /// Calls (by index) disturbed once: they take a quarter longer.
+        disturbed: Vec<usize>,
     }
 
     impl Scripted {
@@ -566,6 +586,7 @@ mod tests {
                 jitter,
                 calls: Vec::new(),
                 kept: true,
+                disturbed: Vec::new(),
             }
         }
     }
@@ -585,11 +606,16 @@ mod tests {
                 .map(|(_, r)| *r)
                 .ok_or_else(|| TransferError::Refused("not offered".into()))?;
             let sign = if self.calls.len() % 2 == 0 { 1.0 } else { -1.0 };
+            let disturbed = if self.disturbed.contains(&self.calls.len()) {
+                1.25
+            } else {
+                1.0
+            };
             self.calls.push((job.cipher.to_string(), job.bytes));
             let mib = job.bytes as f64 / MIB as f64;
             Ok(Sample {
                 bytes: job.bytes,
-                seconds: (mib / rate + self.ramp_s) * (1.0 + sign * self.jitter),
+                seconds: (mib / rate + self.ramp_s) * (1.0 + sign * self.jitter) * disturbed,
                 client_cpu_s: None,
                 client_user_cpu_s: None,
                 server_cpu_s: None,
@@ -643,6 +669,34 @@ mod tests {
         let mut ex = Scripted::new(&[("fast", 100.0)], 0.0, 0.0);
         let rows = run_it(&mut ex, &plan(&["fast"]));
         assert!(rows[0].sample_seconds.iter().all(|&s| s < 1.0), "{rows:?}");
+    }
+
+    /// A first sample slowed once by a disturbance makes the longer one look like the end of a
+    /// ramp-up; a second sample at the shorter length reads the true rate, and the row keeps
+    /// all three at the shorter length instead of lengthening.
+    #[test]
+    fn a_second_short_sample_tells_a_disturbance_from_a_ramp_up() {
+        let mut calm = Scripted::new(&[("a", 100.0)], 0.0, 0.0);
+        let rows = run_it(&mut calm, &plan(&["a"]));
+        assert_eq!(rows[0].samples.len(), 2, "{rows:?}");
+        let first_sample = calm.calls.len() - 2;
+        let mut ex = Scripted::new(&[("a", 100.0)], 0.0, 0.0);
+        ex.disturbed = vec![first_sample];
+        let rows = run_it(&mut ex, &plan(&["a"]));
+        let r = &rows[0];
+        assert_eq!(r.samples.len(), 3, "{r:?}");
+        assert_eq!(r.bytes, rows_bytes(&calm), "{r:?}");
+        assert_eq!(ex.calls.len(), calm.calls.len() + 1, "{:?}", ex.calls);
+        assert!((r.median_mib_s.unwrap() - 100.0).abs() < 1.0, "{r:?}");
+        // A real ramp-up reads low in the second short sample too: the row is lengthened.
+        let mut ex = Scripted::new(&[("a", 100.0)], 0.3, 0.0);
+        let rows = run_it(&mut ex, &plan(&["a"]));
+        assert!(rows[0].sample_seconds.iter().all(|&s| s > 1.0), "{rows:?}");
+    }
+
+    /// The size of the calm run's samples: its last call is the longer of its pair.
+    fn rows_bytes(ex: &Scripted) -> u64 {
+        ex.calls[ex.calls.len() - 2].1
     }
 
     /// Noise without a ramp-up (every other sample 15% slow) does not lengthen samples: a
