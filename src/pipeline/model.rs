@@ -220,8 +220,9 @@ pub struct CpuShare {
     /// `client` or `server`.
     pub side: String,
     /// `rsync-sender`, `ssh`, `sshd`, `rsync-receiver`, `kcryptd`, `dmcrypt_write`, `irq`,
-    /// `kworker`, `other`, or the whole-machine `total-user` / `total-system` / `total-softirq` /
-    /// `total-iowait`.
+    /// `kworker`, `other`, `sampler` (the measurement's own load), the whole-machine
+    /// `total-user` / `total-system` / `total-softirq` / `total-iowait`, or `cpu-quota` (not a
+    /// use: the side's CPU quota, present only when it has one).
     pub group: String,
     pub pct: f64,
 }

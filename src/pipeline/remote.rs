@@ -62,16 +62,31 @@ r=$?; rm -f -- "$f"; echo "SSHTUNE-DISK rc=$r mode=$m"; echo "$o" | tail -n1"#;
 /// `/proc/PID/cmdline` paths), so the receiving rsync and its sshd can be told from other
 /// sessions. Arguments: interval in seconds, run-directory token.
 ///
+/// `@Q QUOTA PERIOD PERIODS THROTTLED` lines are the CPU quotas of the loop's own cgroup and
+/// of every group above it (v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`, v2 `cpu.max`; `-1` or
+/// `max` without one) with their `cpu.stat` counts of enforcement periods and throttled
+/// ones: a board-like destination limited to a fifth of a core is saturated at a fifth, and
+/// the verdict must know that; a group throttled in most periods wanted more. The groups are
+/// found once (paths without spaces, as cgroup managers name them). The loop's session and
+/// the rsync receiver's are children of one sshd, so they share its group (or, under
+/// systemd, the user's slice above their scopes, where such a limit is set). On loopback the client's processes match the
+/// run's token too, so the receiver's own group could not be picked by its command line.
+///
 /// Single-line files are read with the shell's own `read`, so an interval starts three
 /// programs (`cat`, `grep`, `sleep`) instead of eight or more: the loop's load is load on the
 /// machine it measures. In a virtual machine without acceleration, at 100 ms, ssh alone read
 /// 1.4–1.5 MiB/s beside the older loop and 1.8–2.1 beside this one (docs/pipeline.md).
 const SAMPLER: &str = r#"echo "@SELF $$ $PPID $(cut -d" " -f4 /proc/$PPID/stat 2>/dev/null) $(getconf CLK_TCK 2>/dev/null || echo 100)";
 i=$1; k=$2;
+QD=$(while IFS=: read -r n c g; do case ",$c," in *,cpu,*) r=/sys/fs/cgroup/cpu;; ,,) r=/sys/fs/cgroup;; *) continue;; esac;
+ while :; do { [ -r "$r$g/cpu.cfs_quota_us" ] || [ -r "$r$g/cpu.max" ]; } && echo "$r$g"; [ -z "$g" ] || [ "$g" = / ] && break; g=${g%/*}; done;
+ done < /proc/$$/cgroup 2>/dev/null);
 while :; do read -r u x < /proc/uptime; echo "@T $u" || exit 0; read -r c < /proc/stat; echo "$c";
  for s in /sys/block/dm-*/stat; do [ -r "$s" ] && { x=${s%/stat}; read -r v < "$s"; echo "@D ${x##*/} $v"; }; done;
  cat /proc/[0-9]*/stat 2>/dev/null;
  set -- $(grep -l -s -F -e "$k" /proc/[0-9]*/cmdline 2>/dev/null); echo "@R $*";
+ for d in $QD; do a=; b=; np=; nt=; if [ -r "$d/cpu.max" ]; then read -r a b < "$d/cpu.max"; else read -r a < "$d/cpu.cfs_quota_us"; read -r b < "$d/cpu.cfs_period_us"; fi;
+ while read -r x y; do case $x in nr_periods) np=$y;; nr_throttled) nt=$y;; esac; done < "$d/cpu.stat"; echo "@Q $a $b $np $nt"; done 2>/dev/null;
  echo "@E" || exit 0; sleep "$i" || exit 0; done"#;
 
 pub(crate) fn wrap(script: &str, args: &[&str]) -> String {

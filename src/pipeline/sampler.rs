@@ -11,9 +11,11 @@ pub use crate::bench::verdict::Side;
 
 /// The groups that belong to this end of the pipeline. On loopback both samplers see every
 /// process; reporting each group on one side only keeps them from being counted twice.
+/// `sampler` is the measurement's own load (the remote loop and its session; this process on
+/// the client): never charged to a stage, but under a CPU quota it uses part of the quota.
 pub fn groups(side: Side) -> &'static [&'static str] {
     match side {
-        Side::Client => &["rsync-sender", "ssh"],
+        Side::Client => &["rsync-sender", "ssh", "sampler"],
         Side::Server => &[
             "sshd",
             "rsync-receiver",
@@ -22,9 +24,17 @@ pub fn groups(side: Side) -> &'static [&'static str] {
             "irq",
             "ksoftirqd",
             "kworker",
+            "sampler",
         ],
     }
 }
+
+/// Not a process group: the CPU quota of this side's processes of the run, % of one core,
+/// reported beside them when there is one.
+pub const QUOTA_GROUP: &str = "cpu-quota";
+/// Not a process group either: the % of the quota's enforcement periods in which this side's
+/// group was throttled (it wanted more than its quota).
+pub const THROTTLED_GROUP: &str = "cpu-throttled";
 
 pub const TOTALS: &[&str] = &[
     "total-user",
@@ -54,6 +64,17 @@ pub struct Snapshot {
     /// Processes whose command line names this run's directory (`@R`, remote side only):
     /// the rsync receiver among any other rsync or sshd on a shared server.
     pub marked: Vec<u32>,
+    /// The CPU quota of this side's processes (`@Q`, the tightest of the lines: a group and
+    /// those above it).
+    pub quota: Option<Quota>,
+}
+
+/// A cgroup's CPU quota and its enforcement counters (`cpu.stat`), when they were read.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quota {
+    pub cores: f64,
+    pub periods: Option<u64>,
+    pub throttled: Option<u64>,
 }
 
 /// One `/proc/PID/stat` line; the comm may hold spaces and parentheses, so split at the last `)`.
@@ -103,11 +124,31 @@ pub fn parse_block(text: &str) -> Snapshot {
                     pid.parse().ok()
                 })
                 .collect();
+        } else if let Some(v) = line.strip_prefix("@Q ") {
+            // A group and the groups above it, unlimited ones among them: the tightest holds.
+            if let Some(q) = parse_quota(v) {
+                if s.quota.is_none_or(|m| q.cores < m.cores) {
+                    s.quota = Some(q);
+                }
+            }
         } else if let Some(p) = parse_stat(line) {
             s.procs.insert(p.pid, p);
         }
     }
     s
+}
+
+/// `QUOTA PERIOD [PERIODS THROTTLED]`, the first two in microseconds as cgroups write them;
+/// None when unlimited (`-1`, `max`) or unreadable.
+fn parse_quota(v: &str) -> Option<Quota> {
+    let w: Vec<&str> = v.split_whitespace().collect();
+    let (q, p): (f64, f64) = (w.first()?.parse().ok()?, w.get(1)?.parse().ok()?);
+    let count = |i: usize| w.get(i).and_then(|x| x.parse().ok());
+    (q > 0.0 && p > 0.0).then(|| Quota {
+        cores: q / p,
+        periods: count(2),
+        throttled: count(3),
+    })
 }
 
 /// Pids the classifier needs to know: our own rsync (client) and the sampler's own session
@@ -244,6 +285,19 @@ pub fn delta(
         .into_iter()
         .map(|(g, t)| (g.to_string(), pct(t)))
         .collect();
+    if let Some(q) = b.quota {
+        out.push((QUOTA_GROUP.into(), q.cores * 100.0));
+        // The share of enforcement periods in which the group ran out of its quota.
+        let counts = |q: Quota| q.periods.zip(q.throttled);
+        if let (Some((p0, t0)), Some((p1, t1))) = (a.quota.and_then(counts), counts(q)) {
+            if p1 > p0 && t1 >= t0 {
+                out.push((
+                    THROTTLED_GROUP.into(),
+                    (t1 - t0) as f64 / (p1 - p0) as f64 * 100.0,
+                ));
+            }
+        }
+    }
     if a.cpu.len() >= 7 && b.cpu.len() >= 7 {
         let d = |i: usize| b.cpu[i].saturating_sub(a.cpu[i]);
         out.push(("total-user".into(), pct(d(0) + d(1))));
@@ -293,6 +347,9 @@ pub fn local_block() -> String {
                 }
             }
         }
+    }
+    if let Some(q) = crate::cgroup::quota_cores("self") {
+        s.push_str(&format!("@Q {:.0} 1000000\n", q * 1e6));
     }
     if let Ok(rd) = std::fs::read_dir("/proc") {
         for e in rd.flatten() {
@@ -420,6 +477,40 @@ mod tests {
         let g = |n: &str| d.cpu.iter().find(|(k, _)| k == n).map(|(_, v)| *v);
         assert_eq!(g("kcryptd"), Some(70.0));
         assert_eq!(g("kworker"), Some(5.0));
+    }
+
+    #[test]
+    fn a_quota_is_reported_beside_the_groups() {
+        let q = |line: &str| {
+            parse_block(&format!("{BLOCK_A}{line}"))
+                .quota
+                .map(|q| q.cores)
+        };
+        assert_eq!(q("@Q 4000 20000\n"), Some(0.2));
+        assert_eq!(q("@Q -1 100000\n"), None);
+        assert_eq!(q("@Q max 100000\n"), None);
+        assert_eq!(q("@Q -1 100000\n@Q 50000 100000\n"), Some(0.5));
+        assert_eq!(
+            q("@Q 80000 100000\n@Q 50000 100000\n@Q max 100000\n"),
+            Some(0.5)
+        );
+        assert_eq!(q(""), None);
+        let a = parse_block(BLOCK_A);
+        let b = parse_block(&format!("{}@Q 4000 20000\n", later()));
+        let d = delta(&a, &b, 100.0, &Known::default(), None).unwrap();
+        assert_eq!(g_of(&d, QUOTA_GROUP), Some(20.0));
+        assert_eq!(g_of(&d, THROTTLED_GROUP), None);
+        // With cpu.stat's counts at both ends: throttled in 30 of the 50 periods between.
+        let a = parse_block(&format!("{BLOCK_A}@Q 4000 20000 100 10\n"));
+        let b = parse_block(&format!("{}@Q 4000 20000 150 40\n", later()));
+        let d = delta(&a, &b, 100.0, &Known::default(), None).unwrap();
+        assert_eq!(g_of(&d, THROTTLED_GROUP), Some(60.0));
+        let d = delta(&a, &parse_block(&later()), 100.0, &Known::default(), None).unwrap();
+        assert_eq!(g_of(&d, QUOTA_GROUP), None);
+    }
+
+    fn g_of(d: &Delta, n: &str) -> Option<f64> {
+        d.cpu.iter().find(|(k, _)| k == n).map(|(_, v)| *v)
     }
 
     #[test]

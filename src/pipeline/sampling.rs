@@ -6,7 +6,10 @@
 
 use super::model::{CpuShare, Row, Tick};
 use super::remote;
-use super::sampler::{delta, groups, local_block, parse_block, Known, Side, Snapshot, TOTALS};
+use super::sampler::{
+    delta, groups, local_block, parse_block, Known, Side, Snapshot, QUOTA_GROUP, THROTTLED_GROUP,
+    TOTALS,
+};
 use super::ssh::ssh_command;
 use crate::process::ChildGuard;
 use crate::target::SshTarget;
@@ -245,7 +248,10 @@ pub fn series(intervals: &[Interval], t0: Instant) -> Vec<Tick> {
                 .cpu
                 .iter()
                 .filter(|(g, _)| {
-                    groups(i.side).contains(&g.as_str()) || TOTALS.contains(&g.as_str())
+                    groups(i.side).contains(&g.as_str())
+                        || TOTALS.contains(&g.as_str())
+                        || g == QUOTA_GROUP
+                        || g == THROTTLED_GROUP
                 })
                 .map(|(g, v)| (g.clone(), (v * 10.0).round() / 10.0))
                 .collect(),
@@ -281,6 +287,26 @@ pub fn shares(intervals: &[Interval], prefix: &str) -> Vec<(Side, String, f64)> 
                 })
                 .fold(0.0, |a, b| a + b);
             out.push((side, g.to_string(), sum / total));
+        }
+        // A side's quota, when it has one: a limit, not a use, so the largest seen.
+        let quota = mine
+            .iter()
+            .flat_map(|i| i.cpu.iter().filter(|(n, _)| n == QUOTA_GROUP))
+            .map(|(_, v)| *v)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        if let Some(q) = quota {
+            out.push((side, QUOTA_GROUP.to_string(), q));
+            // Throttling, weighted by interval length as the groups are.
+            let (sum, secs) = mine
+                .iter()
+                .filter_map(|i| {
+                    let (_, v) = i.cpu.iter().find(|(n, _)| n == THROTTLED_GROUP)?;
+                    Some((v * i.seconds, i.seconds))
+                })
+                .fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+            if secs > 0.0 {
+                out.push((side, THROTTLED_GROUP.to_string(), sum / secs));
+            }
         }
     }
     out

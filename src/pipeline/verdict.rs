@@ -2,11 +2,16 @@
 //! measured rows, ceilings, CPU shares and storage facts; measures nothing.
 
 use super::model::{CpuShare, Row, StageCeiling, StorageInfo, Suggestion, Verdict};
+use super::sampler::{QUOTA_GROUP, THROTTLED_GROUP};
 
 /// A stage is "the bound" when the pipeline reaches this share of what it does alone.
 const NEAR_CEILING: f64 = 0.8;
 /// A single process group at this % of one core is a saturated thread.
 const SATURATED_PCT: f64 = 85.0;
+/// A cgroup throttled in this % of its quota's enforcement periods or more wanted more CPU
+/// than its quota gives: a pipeline that stalls between periods (each end waiting on the
+/// other) can be held by its quota while using well under it on average.
+const THROTTLED_PCT: f64 = 50.0;
 
 pub struct Input<'a> {
     pub rows: &'a [Row],
@@ -106,10 +111,15 @@ pub fn decide(i: &Input) -> Verdict {
         .cpu
         .iter()
         .filter(|s| {
-            !s.group.starts_with("total-") && s.group != "kworker" && s.group != "ksoftirqd"
+            !s.group.starts_with("total-")
+                && !matches!(
+                    s.group.as_str(),
+                    "kworker" | "ksoftirqd" | "sampler" | QUOTA_GROUP
+                )
         })
         .max_by(|a, b| a.pct.total_cmp(&b.pct));
     let dm_share: f64 = share(&base.cpu, "kcryptd") + share(&base.cpu, "dmcrypt_write");
+    let quota = quota_bound(&base.cpu, &listing);
     let (bound, reason) = match (near, hot) {
         (Some((s, r)), _) if r >= NEAR_CEILING => {
             let s = if s == "disk" && i.storage.dm_name.is_some() && dm_share >= 30.0 {
@@ -125,6 +135,7 @@ pub fn decide(i: &Input) -> Verdict {
                 ),
             )
         }
+        _ if quota.is_some() => quota.expect("checked"),
         (_, Some(h)) if h.pct >= SATURATED_PCT => (
             stage_of(&h.group).to_string(),
             format!(
@@ -275,6 +286,56 @@ pub fn decide(i: &Input) -> Verdict {
     }
 }
 
+/// The processes of the run a cgroup's CPU quota holds (kernel threads such as kcryptd are
+/// in no user's group); the sampler's session shares the quota but is never the bound.
+const QUOTA_HELD: &[&str] = &["sshd", "rsync-receiver", "ssh", "rsync-sender"];
+
+/// A side under a CPU quota (a board-like host, a container) is saturated at its quota: its
+/// processes of the run together near it, where none of them comes near a whole core. Returns
+/// the stage of the one that uses the most, and why.
+fn quota_bound(cpu: &[CpuShare], listing: &str) -> Option<(String, String)> {
+    ["server", "client"].into_iter().find_map(|side| {
+        let q = cpu
+            .iter()
+            .find(|s| s.side == side && s.group == QUOTA_GROUP)?
+            .pct;
+        let held: Vec<&CpuShare> = cpu
+            .iter()
+            .filter(|s| s.side == side && QUOTA_HELD.contains(&s.group.as_str()))
+            .collect();
+        let sampler = share_on(cpu, side, "sampler");
+        let used: f64 = held.iter().map(|s| s.pct).sum::<f64>() + sampler;
+        let throttled = cpu
+            .iter()
+            .find(|s| s.side == side && s.group == THROTTLED_GROUP)
+            .map(|s| s.pct);
+        let saturated = used >= q * SATURATED_PCT / 100.0;
+        if q <= 0.0 || !(saturated || throttled.is_some_and(|t| t >= THROTTLED_PCT)) {
+            return None;
+        }
+        let h = held.iter().max_by(|a, b| a.pct.total_cmp(&b.pct))?;
+        let throttling = throttled
+            .map(|t| format!(", throttled in {t:.0}% of its periods"))
+            .unwrap_or_default();
+        Some((
+            stage_of(&h.group).to_string(),
+            format!(
+                "the {side}'s processes of the run use {used:.0}% of one core (the sampler's {sampler:.0}% among them), {:.0}% of their {q:.0}% CPU quota{throttling}, {} the most ({:.0}%): the quota is the limit; stage ceilings MiB/s: {listing}",
+                used / q * 100.0,
+                h.group,
+                h.pct
+            ),
+        ))
+    })
+}
+
+fn share_on(cpu: &[CpuShare], side: &str, group: &str) -> f64 {
+    cpu.iter()
+        .filter(|s| s.side == side && s.group == group)
+        .map(|s| s.pct)
+        .sum()
+}
+
 fn share(cpu: &[CpuShare], group: &str) -> f64 {
     cpu.iter().filter(|s| s.group == group).map(|s| s.pct).sum()
 }
@@ -360,6 +421,54 @@ mod tests {
             "a 3% gain is noise"
         );
         assert_eq!(v.suggestions[0].expected_mib_s, Some(40.0));
+    }
+
+    /// A board-like server held to a fifth of a core: sshd and the receiving rsync together
+    /// at its quota are the bound, though neither comes near a whole core; without the quota
+    /// the same figures say nothing is saturated.
+    #[test]
+    fn a_server_at_its_cpu_quota_is_the_bound() {
+        let cpu = [
+            ("server", "sshd", 14.0),
+            ("server", "rsync-receiver", 1.5),
+            ("server", "sampler", 3.0),
+            ("server", "kcryptd", 30.0),
+            ("server", QUOTA_GROUP, 20.0),
+            ("client", "ssh", 30.0),
+        ];
+        let decide_on = |cpu: &[(&str, &str, f64)]| {
+            let rows = [row("3des-cbc", "whole-file", 4.0, cpu)];
+            decide(&Input {
+                rows: &rows,
+                ceilings: &[],
+                storage: &StorageInfo::default(),
+                default_cipher: Some("3des-cbc"),
+                cores: Some(2),
+                same_machine: false,
+            })
+        };
+        let v = decide_on(&cpu);
+        assert_eq!(v.bound_by, "ssh", "{}", v.reason);
+        assert!(
+            v.reason.contains("92% of their 20% CPU quota"),
+            "{}",
+            v.reason
+        );
+        assert!(v.reason.contains("sshd the most"), "{}", v.reason);
+        let v = decide_on(&cpu[..4]);
+        assert_eq!(v.bound_by, "unclear", "{}", v.reason);
+        // Under its quota by more than the saturation margin: not the bound...
+        let under = [("server", "sshd", 10.0), ("server", QUOTA_GROUP, 20.0)];
+        let v = decide_on(&under);
+        assert_eq!(v.bound_by, "unclear", "{}", v.reason);
+        // ...unless the group was throttled in most periods: it wanted more.
+        let v = decide_on(&[under[0], under[1], ("server", THROTTLED_GROUP, 70.0)]);
+        assert_eq!(v.bound_by, "ssh", "{}", v.reason);
+        assert!(
+            v.reason.contains("throttled in 70% of its periods"),
+            "{}",
+            v.reason
+        );
     }
 
     #[test]

@@ -193,3 +193,75 @@ fn client_cpu_bound() {
     assert_eq!(report.client.cpu_quota_cores, Some(quota.cores()));
     check_cpu_bound(&report, &explain, Verdict::ClientCpu, true, QUOTA_PCT);
 }
+
+/// `sshtune pipeline` onto a board-like server: sshd (and every session and rsync it starts)
+/// in a cgroup held to a fifth of a core. The server's sampler reports the quota beside the
+/// CPU groups, and with 3des-cbc the verdict names ssh bound by the quota, though no process
+/// comes near a whole core; the files arrive byte for byte.
+#[test]
+fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
+    if !support::is_root() {
+        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+        return;
+    }
+    let _one = exclusive();
+    let quota = CpuQuota::new(QUOTA_PCT);
+    let server = EmbeddedSshd::start_with(&Options {
+        wrapper: quota.wrapper(),
+        ..Options::default()
+    })
+    .expect("sshd starts in the cgroup");
+    let work = tempfile::tempdir().unwrap();
+    let (src, dest, tmp) = (
+        work.path().join("src"),
+        work.path().join("dest"),
+        work.path().join("tmp"),
+    );
+    for d in [&dest, &tmp] {
+        std::fs::create_dir(d).unwrap();
+    }
+    support::pipeline::make_source(&src, 8 << 20);
+    let mut cmd = support::sshtune();
+    cmd.env("TMPDIR", &tmp)
+        .arg("pipeline")
+        .arg(format!("{}:{}", server.target.destination, dest.display()))
+        .arg("--source")
+        .arg(&src)
+        .args(&server.target.options)
+        .args(["--ciphers", "3des-cbc", "--variants", "whole-file"])
+        .args([
+            "--repeat",
+            "1",
+            "--no-ceilings",
+            "--keep",
+            "--format",
+            "json",
+        ]);
+    let o = support::output(&mut cmd);
+    assert!(o.status.success(), "{}", support::stderr(&o));
+    let r: serde_json::Value = serde_json::from_str(&support::stdout(&o)).unwrap();
+    let row = &r["rows"][0];
+    let share = |side: &str, group: &str| {
+        row["cpu"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["side"] == side && c["group"] == group)
+            .and_then(|c| c["pct"].as_f64())
+    };
+    assert_eq!(
+        share("server", "cpu-quota"),
+        Some(f64::from(QUOTA_PCT)),
+        "{row}"
+    );
+    assert_eq!(share("client", "cpu-quota"), None, "{row}");
+    assert!(share("server", "cpu-throttled").is_some(), "{row}");
+    let sshd = share("server", "sshd").unwrap();
+    assert!(sshd < 50.0, "sshd above its quota: {row}");
+    let v = &r["verdict"];
+    eprintln!("verdict: {} — {}", v["bound_by"], v["reason"]);
+    assert_eq!(v["bound_by"], "ssh", "{v}\n{row}");
+    assert!(v["reason"].as_str().unwrap().contains("CPU quota"), "{v}");
+    let run_dir = std::path::Path::new(r["remote_dir"].as_str().unwrap());
+    support::pipeline::assert_same_tree(&src, &run_dir.join("data"));
+}
