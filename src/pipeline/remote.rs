@@ -69,8 +69,9 @@ r=$?; rm -f -- "$f"; echo "SSHTUNE-DISK rc=$r mode=$m"; echo "$o" | tail -n1"#;
 /// the verdict must know that; a group throttled in most periods wanted more. The groups are
 /// found once (paths without spaces, as cgroup managers name them). The loop's session and
 /// the rsync receiver's are children of one sshd, so they share its group (or, under
-/// systemd, the user's slice above their scopes, where such a limit is set). On loopback the client's processes match the
-/// run's token too, so the receiver's own group could not be picked by its command line.
+/// systemd, the user's slice above their scopes, where such a limit is set). On loopback
+/// the client's processes match the run's token too, so the receiver's own group could not
+/// be picked by its command line.
 ///
 /// Single-line files are read with the shell's own `read`, so an interval starts three
 /// programs (`cat`, `grep`, `sleep`) instead of eight or more: the loop's load is load on the

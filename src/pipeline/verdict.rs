@@ -119,7 +119,7 @@ pub fn decide(i: &Input) -> Verdict {
         })
         .max_by(|a, b| a.pct.total_cmp(&b.pct));
     let dm_share: f64 = share(&base.cpu, "kcryptd") + share(&base.cpu, "dmcrypt_write");
-    let quota = quota_bound(&base.cpu, &listing);
+    let quota = quota_bound(&base.cpu);
     let (bound, reason) = match (near, hot) {
         (Some((s, r)), _) if r >= NEAR_CEILING => {
             let s = if s == "disk" && i.storage.dm_name.is_some() && dm_share >= 30.0 {
@@ -127,15 +127,23 @@ pub fn decide(i: &Input) -> Verdict {
             } else {
                 s
             };
+            // A stage at its ceiling on a side held by its quota: the quota is why.
+            let held = quota
+                .as_ref()
+                .map(|(_, why)| format!(" ({why})"))
+                .unwrap_or_default();
             (
                 s.to_string(),
                 format!(
-                    "{e:.1} MiB/s end to end reaches {:.0}% of the {s} stage alone; stage ceilings MiB/s: {listing}",
+                    "{e:.1} MiB/s end to end reaches {:.0}% of the {s} stage alone{held}; stage ceilings MiB/s: {listing}",
                     r * 100.0
                 ),
             )
         }
-        _ if quota.is_some() => quota.expect("checked"),
+        _ if quota.is_some() => {
+            let (stage, why) = quota.expect("checked");
+            (stage, format!("{why}; stage ceilings MiB/s: {listing}"))
+        }
         (_, Some(h)) if h.pct >= SATURATED_PCT => (
             stage_of(&h.group).to_string(),
             format!(
@@ -293,7 +301,7 @@ const QUOTA_HELD: &[&str] = &["sshd", "rsync-receiver", "ssh", "rsync-sender"];
 /// A side under a CPU quota (a board-like host, a container) is saturated at its quota: its
 /// processes of the run together near it, where none of them comes near a whole core. Returns
 /// the stage of the one that uses the most, and why.
-fn quota_bound(cpu: &[CpuShare], listing: &str) -> Option<(String, String)> {
+fn quota_bound(cpu: &[CpuShare]) -> Option<(String, String)> {
     ["server", "client"].into_iter().find_map(|side| {
         let q = cpu
             .iter()
@@ -320,7 +328,7 @@ fn quota_bound(cpu: &[CpuShare], listing: &str) -> Option<(String, String)> {
         Some((
             stage_of(&h.group).to_string(),
             format!(
-                "the {side}'s processes of the run use {used:.0}% of one core (the sampler's {sampler:.0}% among them), {:.0}% of their {q:.0}% CPU quota{throttling}, {} the most ({:.0}%): the quota is the limit; stage ceilings MiB/s: {listing}",
+                "the {side}'s processes of the run use {used:.0}% of one core (the sampler's {sampler:.0}% among them), {:.0}% of their {q:.0}% CPU quota{throttling}, {} the most ({:.0}%): the quota is the limit",
                 used / q * 100.0,
                 h.group,
                 h.pct
@@ -455,6 +463,22 @@ mod tests {
             v.reason
         );
         assert!(v.reason.contains("sshd the most"), "{}", v.reason);
+        // The ssh stage at its ceiling on the held server: the reason names the quota too.
+        let rows = [row("3des-cbc", "whole-file", 4.0, &cpu)];
+        let v = decide(&Input {
+            rows: &rows,
+            ceilings: &[ceil("ssh", Some("3des-cbc"), 4.1)],
+            storage: &StorageInfo::default(),
+            default_cipher: Some("3des-cbc"),
+            cores: Some(2),
+            same_machine: false,
+        });
+        assert_eq!(v.bound_by, "ssh", "{}", v.reason);
+        assert!(
+            v.reason.contains("of the ssh stage alone (the server's"),
+            "{}",
+            v.reason
+        );
         let v = decide_on(&cpu[..4]);
         assert_eq!(v.bound_by, "unclear", "{}", v.reason);
         // Under its quota by more than the saturation margin: not the bound...

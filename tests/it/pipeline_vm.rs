@@ -6,8 +6,14 @@
 //! is printed, and nothing of the scratch volumes is left (mappings, loops, mounts, files) —
 //! including a killed run's leftovers planted before, which the run must remove. Before it,
 //! a loop file too big for a small destination is refused in one line, and a run stopped
-//! with SIGTERM during its first dm-crypt pass exits 130 with nothing left. It runs in
-//! the storage VM test's boot (`storage_vm.rs`), after the storage scripts.
+//! with SIGTERM during its first dm-crypt pass exits 130 with nothing left. With
+//! `SSHTUNE_VM_BOARD=1`, last, a board-like destination: the VM's sshd in a cgroup held to
+//! 30% of a core, 3des-cbc onto the current setting (one small cell: under emulation and the
+//! quota it runs at a fifth of a MiB/s), which must be bounded by ssh, the reason naming the
+//! server's quota. CI leaves it out (about four minutes); the host test
+//! `scenario_cpu::pipeline_onto_a_quota_held_server_is_bound_by_its_quota` checks the same
+//! rule in seconds.
+//! It runs in the storage VM test's boot (`storage_vm.rs`), after the storage scripts.
 
 use crate::support;
 
@@ -63,14 +69,53 @@ dmsetup ls | grep '^sshtune-[0-9]' > {w}/left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/left || true
 grep sshtune-storage /proc/mounts >> {w}/left || true
 ls -d /tmp/mnt/sshtune-storage-* >> {w}/left 2>/dev/null || true
-umount /tmp/mnt
+{board}umount /tmp/mnt
 cryptsetup close sshtune-vm
 exit $rc
 "#,
-        w = w.display()
+        w = w.display(),
+        board = if board_wanted() {
+            board_script(w)
+        } else {
+            String::new()
+        }
     );
     std::fs::write(w.join("run.sh"), script).unwrap();
     format!("sh {w}/run.sh; echo $? > {w}/rc", w = w.display())
+}
+
+/// The board-like run costs about four minutes under emulation (234 s in one run: a LUKS
+/// scratch volume and 3des-cbc at a fifth of a MiB/s through the quota), more than CI's budget
+/// has room for, so it runs when `SSHTUNE_VM_BOARD=1` is set.
+fn board_wanted() -> bool {
+    std::env::var_os("SSHTUNE_VM_BOARD").is_some_and(|v| v == "1")
+}
+
+/// The VM's own sshd, and every session it starts, in a cgroup held to 30% of a core, then
+/// `pipeline --luks` through it (3des-cbc onto the current setting). It offers aes128-gcm too:
+/// the run's helper and sampler sessions take the client's default cipher.
+fn board_script(w: &Path) -> String {
+    let bin = env!("CARGO_BIN_EXE_sshtune");
+    format!(
+        r#"date +%s > {w}/board.t0
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
+echo +cpu > /sys/fs/cgroup/cgroup.subtree_control
+mkdir /sys/fs/cgroup/board
+echo "30000 100000" > /sys/fs/cgroup/board/cpu.max
+mkdir -p /tmp/board /run/sshd
+ssh-keygen -q -t ed25519 -N "" -f /tmp/board/hk
+ssh-keygen -q -t ed25519 -N "" -f /tmp/board/id
+cp /tmp/board/id.pub /tmp/board/ak
+printf '%s\n' "Port 2299" "ListenAddress 127.0.0.1" "HostKey /tmp/board/hk" "PidFile /tmp/board/pid" "AuthorizedKeysFile /tmp/board/ak" "PasswordAuthentication no" "KbdInteractiveAuthentication no" "UsePAM yes" "StrictModes no" "PermitRootLogin prohibit-password" "Ciphers 3des-cbc,aes128-gcm@openssh.com" "SetEnv SHLVL=1" > /tmp/board/cfg
+sh -c 'echo $$ > /sys/fs/cgroup/board/cgroup.procs && exec /usr/sbin/sshd -f /tmp/board/cfg'
+brc=0
+timeout 600 {bin} pipeline root@127.0.0.1:/tmp/mnt -F /dev/null -p 2299 -i /tmp/board/id -o IdentitiesOnly=yes -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no --size 1M --ciphers 3des-cbc --variants whole-file --repeat 1 --interval-ms 100 --no-ceilings --luks --luks-settings current --no-trim --format json --output {w}/board.json 2> {w}/board.err || brc=$?
+echo $brc > {w}/board.rc
+date +%s > {w}/board.t1
+kill $(cat /tmp/board/pid) || true
+"#,
+        w = w.display()
+    )
 }
 
 /// The checks on what the script left in `w`; `console` is the VM's, for failure messages.
@@ -203,6 +248,9 @@ pub fn check(w: &Path, console: &str) {
             c["bound_by"].as_str().unwrap()
         );
     }
+    if board_wanted() {
+        board(w);
+    }
     // The drop-in is `sshtune config`'s, policy-checked against the server's release as
     // the pipeline's probe saw it, with the recommended cipher first.
     let rec = &l["recommendation"];
@@ -217,4 +265,51 @@ pub fn check(w: &Path, console: &str) {
         rec["cipher"].as_str(),
         "{rec}"
     );
+}
+
+/// The board-like destination: the VM's own sshd, and every session it starts, in a cgroup
+/// held to 30% of a core. The server's CPU split carries the quota, and the 3des-cbc cell is
+/// bounded by ssh, the reason naming that quota.
+fn board(w: &Path) {
+    let err = std::fs::read_to_string(w.join("board.err")).unwrap_or_default();
+    let rc = std::fs::read_to_string(w.join("board.rc")).unwrap_or_default();
+    assert_eq!(rc.trim(), "0", "the board run failed: {err}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.join("board.json")).unwrap()).unwrap();
+    let t = |n: &str| -> u64 {
+        let text = std::fs::read_to_string(w.join(n)).unwrap_or_default();
+        text.trim().parse().unwrap_or(0)
+    };
+    eprintln!(
+        "board run: {} s in the VM",
+        t("board.t1").saturating_sub(t("board.t0"))
+    );
+    let cells = r["luks"]["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1, "3des-cbc × the current setting");
+    for c in cells {
+        let row = &c["row"];
+        assert!(row["error"].is_null(), "{row}");
+        let server = |g: &str| {
+            row["cpu"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["side"] == "server" && s["group"] == g)
+                .and_then(|s| s["pct"].as_f64())
+        };
+        eprintln!(
+            "board {:>24}: measured {:>6} MiB/s, sshd {:?}%, rsync-receiver {:?}%, kcryptd {:?}%, throttled {:?}%; bound {}: {}",
+            row["cipher"].as_str().unwrap(),
+            row["median_mib_s"],
+            server("sshd"),
+            server("rsync-receiver"),
+            server("kcryptd"),
+            server("cpu-throttled"),
+            c["bound_by"].as_str().unwrap(),
+            c["reason"].as_str().unwrap()
+        );
+        assert_eq!(server("cpu-quota"), Some(30.0), "{row}");
+        assert_eq!(c["bound_by"], "ssh", "{c}");
+        assert!(c["reason"].as_str().unwrap().contains("CPU quota"), "{c}");
+    }
 }
