@@ -114,7 +114,7 @@ pub fn decide(i: &Input) -> Verdict {
             !s.group.starts_with("total-")
                 && !matches!(
                     s.group.as_str(),
-                    "kworker" | "ksoftirqd" | "sampler" | QUOTA_GROUP
+                    "kworker" | "ksoftirqd" | "sampler" | QUOTA_GROUP | THROTTLED_GROUP
                 )
         })
         .max_by(|a, b| a.pct.total_cmp(&b.pct));
@@ -493,6 +493,12 @@ mod tests {
             "{}",
             v.reason
         );
+        // A limit and a throttled share are no process: never the busiest one.
+        let v = decide_on(&[
+            ("server", QUOTA_GROUP, 90.0),
+            ("server", THROTTLED_GROUP, 95.0),
+        ]);
+        assert_eq!(v.bound_by, "unclear", "{}", v.reason);
     }
 
     #[test]
