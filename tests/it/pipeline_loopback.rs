@@ -5,7 +5,7 @@ use crate::support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::pipeline::{assert_same_tree, files, leftovers, make_source};
+use support::pipeline::{assert_same_tree, cpu_pct, dirs, files, leftovers};
 use support::{output, sshtune, stderr, stdout};
 
 fn run_json(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> Value {
@@ -23,33 +23,19 @@ fn run_json(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> Value {
 }
 
 fn pct(row: &Value, side: &str, group: &str) -> f64 {
-    row["cpu"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["side"] == side && c["group"] == group)
-        .and_then(|c| c["pct"].as_f64())
-        .unwrap_or_else(|| panic!("no {side}/{group} in {}", row["cpu"]))
+    cpu_pct(row, side, group).unwrap_or_else(|| panic!("no {side}/{group} in {}", row["cpu"]))
 }
 
 #[test]
 fn rsync_over_embedded_sshd_copies_exactly_and_reports_where_the_cpu_goes() {
     let _lock = support::shared();
-    let work = tempfile::tempdir().unwrap();
-    let (src, dest, tmp) = (
-        work.path().join("src"),
-        work.path().join("dest"),
-        work.path().join("tmp"),
-    );
-    for d in [&dest, &tmp] {
-        std::fs::create_dir(d).unwrap();
-    }
     // Large enough that every process burns measurable ticks at loopback speed.
-    make_source(&src, 128 << 20);
+    let work = dirs(128 << 20);
+    let (src, dest, tmp) = (&work.src, &work.dest, &work.tmp);
     let r = run_json(
-        &dest,
-        &src,
-        &tmp,
+        dest,
+        src,
+        tmp,
         &[
             "--variants",
             "whole-file,delta",
@@ -115,37 +101,29 @@ fn rsync_over_embedded_sshd_copies_exactly_and_reports_where_the_cpu_goes() {
 
     // --keep: the run directory holds an exact copy.
     let run_dir = Path::new(r["remote_dir"].as_str().unwrap());
-    assert!(run_dir.starts_with(&dest));
-    assert_same_tree(&src, &run_dir.join("data"));
+    assert!(run_dir.starts_with(dest));
+    assert_same_tree(src, &run_dir.join("data"));
     assert!(
-        leftovers(&tmp).is_empty(),
+        leftovers(tmp).is_empty(),
         "temp files left: {:?}",
-        leftovers(&tmp)
+        leftovers(tmp)
     );
 }
 
 #[test]
 fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
     let _lock = support::shared();
-    let work = tempfile::tempdir().unwrap();
-    let (src, dest, tmp) = (
-        work.path().join("src"),
-        work.path().join("dest"),
-        work.path().join("tmp"),
-    );
-    for d in [&dest, &tmp] {
-        std::fs::create_dir(d).unwrap();
-    }
-    make_source(&src, 4 << 20);
+    let work = dirs(4 << 20);
+    let (src, dest, tmp) = (&work.src, &work.dest, &work.tmp);
     std::fs::write(dest.join("unrelated.txt"), b"stays").unwrap();
     for format in ["table", "csv", "markdown"] {
         let o = output(
             sshtune()
-                .env("TMPDIR", &tmp)
+                .env("TMPDIR", tmp)
                 .arg("pipeline")
-                .arg(&dest)
+                .arg(dest)
                 .arg("--source")
-                .arg(&src)
+                .arg(src)
                 .args([
                     "--ciphers",
                     "aes128-ctr",
@@ -163,11 +141,11 @@ fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
             text.contains("aes128-ctr") && text.contains("whole-file"),
             "{format}: {text}"
         );
-        assert_eq!(files(&dest), [Path::new("unrelated.txt")]);
+        assert_eq!(files(dest), [Path::new("unrelated.txt")]);
         assert!(
-            leftovers(&tmp).is_empty(),
+            leftovers(tmp).is_empty(),
             "temp files left: {:?}",
-            leftovers(&tmp)
+            leftovers(tmp)
         );
     }
 }

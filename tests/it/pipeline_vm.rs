@@ -289,14 +289,7 @@ fn board(w: &Path) {
     for c in cells {
         let row = &c["row"];
         assert!(row["error"].is_null(), "{row}");
-        let server = |g: &str| {
-            row["cpu"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|s| s["side"] == "server" && s["group"] == g)
-                .and_then(|s| s["pct"].as_f64())
-        };
+        let server = |g: &str| support::pipeline::cpu_pct(row, "server", g);
         eprintln!(
             "board {:>24}: measured {:>6} MiB/s, sshd {:?}%, rsync-receiver {:?}%, kcryptd {:?}%, throttled {:?}%; bound {}: {}",
             row["cipher"].as_str().unwrap(),

@@ -211,22 +211,14 @@ fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
         ..Options::default()
     })
     .expect("sshd starts in the cgroup");
-    let work = tempfile::tempdir().unwrap();
-    let (src, dest, tmp) = (
-        work.path().join("src"),
-        work.path().join("dest"),
-        work.path().join("tmp"),
-    );
-    for d in [&dest, &tmp] {
-        std::fs::create_dir(d).unwrap();
-    }
-    support::pipeline::make_source(&src, 8 << 20);
+    let work = support::pipeline::dirs(8 << 20);
+    let (src, dest, tmp) = (&work.src, &work.dest, &work.tmp);
     let mut cmd = support::sshtune();
-    cmd.env("TMPDIR", &tmp)
+    cmd.env("TMPDIR", tmp)
         .arg("pipeline")
         .arg(format!("{}:{}", server.target.destination, dest.display()))
         .arg("--source")
-        .arg(&src)
+        .arg(src)
         .args(&server.target.options)
         .args(["--ciphers", "3des-cbc", "--variants", "whole-file"])
         .args([
@@ -241,14 +233,7 @@ fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
     assert!(o.status.success(), "{}", support::stderr(&o));
     let r: serde_json::Value = serde_json::from_str(&support::stdout(&o)).unwrap();
     let row = &r["rows"][0];
-    let share = |side: &str, group: &str| {
-        row["cpu"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["side"] == side && c["group"] == group)
-            .and_then(|c| c["pct"].as_f64())
-    };
+    let share = |side: &str, group: &str| support::pipeline::cpu_pct(row, side, group);
     assert_eq!(
         share("server", "cpu-quota"),
         Some(f64::from(QUOTA_PCT)),
@@ -263,5 +248,5 @@ fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
     assert_eq!(v["bound_by"], "ssh", "{v}\n{row}");
     assert!(v["reason"].as_str().unwrap().contains("CPU quota"), "{v}");
     let run_dir = std::path::Path::new(r["remote_dir"].as_str().unwrap());
-    support::pipeline::assert_same_tree(&src, &run_dir.join("data"));
+    support::pipeline::assert_same_tree(src, &run_dir.join("data"));
 }

@@ -5,6 +5,40 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+/// A test's work directory: `src` holding a dataset of `make_source`, and `dest` and `tmp`
+/// (the private TMPDIR) empty. Everything goes with `_dir`.
+pub struct Dirs {
+    pub src: PathBuf,
+    pub dest: PathBuf,
+    pub tmp: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+pub fn dirs(big: usize) -> Dirs {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Dirs {
+        src: dir.path().join("src"),
+        dest: dir.path().join("dest"),
+        tmp: dir.path().join("tmp"),
+        _dir: dir,
+    };
+    for p in [&d.dest, &d.tmp] {
+        fs::create_dir(p).unwrap();
+    }
+    make_source(&d.src, big);
+    d
+}
+
+/// A pipeline row's (or cell's row's) CPU share of `group` on `side`, % of one core; None
+/// when the report has none.
+pub fn cpu_pct(row: &serde_json::Value, side: &str, group: &str) -> Option<f64> {
+    row["cpu"]
+        .as_array()?
+        .iter()
+        .find(|c| c["side"] == side && c["group"] == group)
+        .and_then(|c| c["pct"].as_f64())
+}
+
 /// Writes random files (one large, several small in a subdirectory) under `dir`.
 pub fn make_source(dir: &Path, big: usize) {
     use rand::RngCore;
