@@ -226,24 +226,35 @@ fn session_execs(data: &[u8]) -> usize {
         ) else {
             return;
         };
-        let _ = channels(&mut t, &cfg, &mut execs);
+        let mut log = server::CommandLog::default();
+        let _ = channels(&mut t, &cfg, &mut execs, &mut log);
+        assert!(
+            log.text().len() < 16 * 1024,
+            "the command log line grew unbounded"
+        );
     });
     execs
 }
 
 /// What `server::session` does after authentication, with a fixed small reply instead of the
-/// built-in commands (which measure, and would only slow the fuzzer down).
+/// built-in commands (which measure, and would only slow the fuzzer down); each command goes
+/// into the connection's log as the server's does, which must stay bounded.
 fn channels(
     t: &mut Transport,
     cfg: &ServerConfig,
     execs: &mut usize,
+    log: &mut server::CommandLog,
 ) -> crate::transport::Result<()> {
     loop {
         let mut ch = server::open_channel(t, cfg)?;
         loop {
             match ch.next_event(t)? {
-                Event::Exec { want_reply, .. } => {
+                Event::Exec {
+                    command,
+                    want_reply,
+                } => {
                     *execs += 1;
+                    log.push(server::command_entry(&command, 0));
                     if want_reply {
                         ch.reply(t, true)?;
                     }

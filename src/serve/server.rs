@@ -282,15 +282,20 @@ fn session(
 /// of a cipher in one), so only the first `COMMANDS_LOGGED` are kept and the rest counted: a
 /// logged-in peer must not grow the server's memory, or one log line, without bound.
 #[derive(Debug, Default)]
-struct CommandLog {
+pub(crate) struct CommandLog {
     first: Vec<String>,
     more: usize,
 }
 
 const COMMANDS_LOGGED: usize = 8;
 
+/// One command as the log line shows it: the peer's bytes sanitised and cut.
+pub(crate) fn command_entry(command: &[u8], code: u32) -> String {
+    format!("\"{}\" exit {code}", peer_text(command, PEER_TEXT_MAX))
+}
+
 impl CommandLog {
-    fn push(&mut self, command: String) {
+    pub(crate) fn push(&mut self, command: String) {
         if self.first.len() < COMMANDS_LOGGED {
             self.first.push(command);
         } else {
@@ -298,7 +303,7 @@ impl CommandLog {
         }
     }
 
-    fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let shown = self.first.join("; ");
         match self.more {
             0 => shown,
@@ -403,10 +408,7 @@ fn run_channel(
                 while !ch.closed {
                     ch.next_event(t)?;
                 }
-                return Ok(Some(format!(
-                    "\"{}\" exit {code}",
-                    peer_text(&command, PEER_TEXT_MAX)
-                )));
+                return Ok(Some(command_entry(&command, code)));
             }
             Event::Close => {
                 ch.send_close(t)?;
