@@ -176,13 +176,55 @@ pub fn loop_attached(dev: &Path) -> bool {
     loops().iter().any(|(d, _)| d == dev)
 }
 
-/// The pid in `sshtune-<pid>-...` (mappings) or `sshtune-storage-<pid>-...` (work dirs).
-pub fn owner_pid(name: &str) -> Option<i32> {
-    let rest = name.strip_prefix(PREFIX)?;
-    let rest = rest.strip_prefix("storage-").unwrap_or(rest);
-    rest.split('-').next()?.parse().ok()
+/// The owner's pid of a mapping `sshtune-<pid>-<n>`, as written (decimal digits only).
+/// The helper on a pipeline's destination (`pipeline::luks::agent`) applies the same rule in
+/// shell; `tests/it/stale_rules.rs` holds the two to one answer.
+pub fn mapping_owner(name: &str) -> Option<&str> {
+    let (pid, _) = name.strip_prefix(PREFIX)?.split_once('-')?;
+    digits(pid)
 }
 
-pub fn pid_alive(pid: i32) -> bool {
+/// The owner's pid of a work directory `sshtune-storage-<pid>[-<token>]`, as written.
+pub fn workdir_owner(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix(super::stale::WORKDIR_PREFIX)?;
+    digits(rest.split('-').next()?)
+}
+
+fn digits(s: &str) -> Option<&str> {
+    (!s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())).then_some(s)
+}
+
+/// Whether `/proc/<pid>` exists, with the pid as written: one too large for any pid type (or
+/// with leading zeros) names no process, so what it owns is a dead run's.
+pub fn pid_alive(pid: &str) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mappings are the one stale rule the host tests cannot plant (no device-mapper there):
+    /// the names, as the helper's `sshtune-[0-9]*-*` and its digits check read them.
+    #[test]
+    fn a_mapping_is_a_runs_only_with_an_all_digit_pid_and_a_number_after_it() {
+        assert_eq!(mapping_owner("sshtune-123-0"), Some("123"));
+        assert_eq!(mapping_owner("sshtune-0123-x"), Some("0123"));
+        for other in [
+            "sshtune-vm",
+            "sshtune-123",
+            "sshtune--1-0",
+            "sshtune-+1-0",
+            "sshtune-12a-0",
+            "sshtune-storage-123-0",
+            "luks-123-0",
+        ] {
+            assert_eq!(mapping_owner(other), None, "{other}");
+        }
+        assert_eq!(workdir_owner("sshtune-storage-77"), Some("77"));
+        assert_eq!(workdir_owner("sshtune-storage-77-tok-x"), Some("77"));
+        assert_eq!(workdir_owner("sshtune-storage-+77-tok"), None);
+        assert!(!pid_alive(&"9".repeat(24)));
+        assert!(pid_alive(&std::process::id().to_string()));
+    }
 }

@@ -32,6 +32,7 @@ mod scenario_tcp_sink;
 mod serve_auth;
 mod serve_limits;
 mod speed_cli;
+mod stale_rules;
 mod storage_cli;
 mod storage_parse;
 mod storage_plan;

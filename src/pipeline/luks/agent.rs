@@ -12,7 +12,10 @@
 //! ext4 mounted on `mnt`. It removes everything when its input ends — the run closing it, the
 //! ssh connection dropping, or this process killed outright — and on SIGHUP/SIGTERM, and says
 //! what it could not remove. At start it removes what helpers and `sshtune storage` runs that
-//! died without cleaning up left (their pid no longer exists), as `storage::stale` does.
+//! died without cleaning up left (their pid no longer exists), by `storage::stale`'s rules
+//! (written there); `tests/it/stale_rules.rs` runs both on the same leftovers and compares.
+//! Loop devices are found in sysfs as `storage::dmcrypt::loops` finds them, so a backing file
+//! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too.
 //!
 //! Why not storage's Rust code run over ssh: it needs sshtune on the destination, which the
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
@@ -52,11 +55,12 @@ for s in /sys/block/dm-*/dm/name; do [ -r "$s" ] || continue; read -r n < "$s";
  for b in $(while read -r a b r; do [ "$a" = "/dev/mapper/$n" ] || [ "$a" = "/dev/$x" ] && echo "$b"; done < /proc/mounts); do
   umount "$b" 2>/dev/null && echo "SSHTUNE-STALE unmounted $b" || echo "SSHTUNE-STALE could not unmount $b"; done;
  cryptsetup close "$n" 2>/dev/null && echo "SSHTUNE-STALE closed mapping $n" || echo "SSHTUNE-STALE could not close mapping $n"; done;
-for l in $(losetup -n -l --raw -O NAME,BACK-FILE 2>/dev/null | while read -r l b r; do
- case $b in */sshtune-storage-*/luks.img) x=${b%/luks.img}; x=${x##*/sshtune-storage-}; dead "${x%%-*}" && echo "$l";; esac; done); do
+for s in /sys/block/loop*/loop/backing_file; do [ -r "$s" ] || continue; read -r b < "$s"; x=${b%/*}; x=${x##*/};
+ case $x in sshtune-storage-*) ;; *) continue;; esac; p=${x#sshtune-storage-}; dead "${p%%-*}" || continue;
+ l=${s#/sys/block/}; l="/dev/${l%%/*}";
  losetup -d "$l" 2>/dev/null && echo "SSHTUNE-STALE detached $l" || echo "SSHTUNE-STALE could not detach $l"; done;
 for x in "$d"/sshtune-storage-*; do [ -d "$x" ] || continue; p=${x##*/sshtune-storage-}; dead "${p%%-*}" || continue;
- if mountpoint -q "$x/mnt" 2>/dev/null; then umount "$x/mnt" 2>/dev/null || { echo "SSHTUNE-STALE could not unmount $x/mnt"; continue; }; fi;
+ if [ ! -L "$x" ] && mountpoint -q "$x/mnt" 2>/dev/null; then umount "$x/mnt" 2>/dev/null || { echo "SSHTUNE-STALE could not unmount $x/mnt"; continue; }; fi;
  rm -rf -- "$x" && echo "SSHTUNE-STALE removed $x" || echo "SSHTUNE-STALE could not remove $x"; done;
 [ -e /dev/mapper/control ] || { echo "SSHTUNE-ERR nodm"; exit 0; };
 mkdir -- "$w" || { echo "SSHTUNE-ERR mkdir"; exit 0; }; made=1; mkdir -- "$m";

@@ -1,0 +1,223 @@
+//! Two programs decide what a killed run left: `storage::stale::clean` (Rust, for `sshtune
+//! storage` and a local destination) and the pipeline's helper (shell, on a destination that
+//! has no sshtune). Each runs on the same planted leftovers, one after the other, and both
+//! must remove exactly what the table below says: work directories whose owner's pid is all
+//! digits and gone, the loop devices on files directly in them (whatever the file's name, and
+//! after the file was deleted), a link of that name but not what it points to, and nothing
+//! else. Mappings are the one rule this kernel cannot show (no device-mapper); the VM test
+//! plants a killed run's directory and loop for the helper there.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{is_root, output, sshtune, stderr};
+
+/// What is planted under one name in the destination directory.
+#[derive(Clone, Copy)]
+enum Plant {
+    Dir,
+    File,
+    /// A symlink to a directory outside, holding a file that must survive.
+    Link,
+    /// A directory with this file in it, attached to a loop device; `true`: the file is
+    /// deleted after attaching (the backing file then reads `… (deleted)`).
+    Loop(&'static str, bool),
+}
+
+struct Case {
+    name: String,
+    plant: Plant,
+    removed: bool,
+}
+
+fn cases() -> Vec<Case> {
+    let dead = (4_000_000..4_194_304)
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .unwrap();
+    let alive = std::process::id();
+    let c = |name: String, plant, removed| Case {
+        name,
+        plant,
+        removed,
+    };
+    vec![
+        c(format!("sshtune-storage-{dead}-tok"), Plant::Dir, true),
+        c(format!("sshtune-storage-{dead}"), Plant::Dir, true),
+        c(format!("sshtune-storage-0{dead}-tok"), Plant::Dir, true),
+        c(
+            format!("sshtune-storage-{}-tok", "9".repeat(24)),
+            Plant::Dir,
+            true,
+        ),
+        c(format!("sshtune-storage-{alive}-tok"), Plant::Dir, false),
+        c("sshtune-storage-abc-tok".into(), Plant::Dir, false),
+        c(format!("sshtune-storage--{dead}"), Plant::Dir, false),
+        c(format!("sshtune-storage-+{dead}-tok"), Plant::Dir, false),
+        c(format!("sshtune-storage-{dead}x-tok"), Plant::Dir, false),
+        c(format!("sshtune-storagex{dead}-tok"), Plant::Dir, false),
+        c(format!("sshtune-storage-{dead}-file"), Plant::File, false),
+        c(format!("sshtune-storage-{dead}-link"), Plant::Link, true),
+        c(
+            format!("sshtune-storage-{dead}-a"),
+            Plant::Loop("luks.img", false),
+            true,
+        ),
+        c(
+            format!("sshtune-storage-{dead}-b"),
+            Plant::Loop("backing.img", false),
+            true,
+        ),
+        c(
+            format!("sshtune-storage-{dead}-c"),
+            Plant::Loop("luks.img", true),
+            true,
+        ),
+        c(
+            format!("sshtune-storage-{alive}-d"),
+            Plant::Loop("backing.img", false),
+            false,
+        ),
+    ]
+}
+
+/// The planted tree: the destination, the links' target, and the loop device per case.
+struct Planted {
+    _dir: tempfile::TempDir,
+    dest: PathBuf,
+    outside: PathBuf,
+    loops: Vec<Option<String>>,
+}
+
+fn plant(cases: &[Case]) -> Planted {
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("dest");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&dest).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("keep"), b"not a run's").unwrap();
+    let mut loops = Vec::new();
+    for c in cases {
+        let p = dest.join(&c.name);
+        let mut dev = None;
+        match c.plant {
+            Plant::Dir => std::fs::create_dir(&p).unwrap(),
+            Plant::File => std::fs::write(&p, b"a file").unwrap(),
+            Plant::Link => std::os::unix::fs::symlink(&outside, &p).unwrap(),
+            Plant::Loop(file, delete) => {
+                std::fs::create_dir(&p).unwrap();
+                let img = p.join(file);
+                std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+                let o = output(Command::new("losetup").args(["--find", "--show"]).arg(&img));
+                assert!(o.status.success(), "losetup: {}", stderr(&o));
+                dev = Some(String::from_utf8_lossy(&o.stdout).trim().to_string());
+                if delete {
+                    std::fs::remove_file(&img).unwrap();
+                }
+            }
+        }
+        loops.push(dev);
+    }
+    Planted {
+        _dir: dir,
+        dest,
+        outside,
+        loops,
+    }
+}
+
+/// Per case: (still there, its loop device still attached to the planted file).
+fn state(p: &Planted, cases: &[Case]) -> Vec<(String, bool, bool)> {
+    cases
+        .iter()
+        .zip(&p.loops)
+        .map(|(c, dev)| {
+            let there = p.dest.join(&c.name).symlink_metadata().is_ok();
+            let attached = dev.as_ref().is_some_and(|d| backing(d).contains(&c.name));
+            (c.name.clone(), there, attached)
+        })
+        .collect()
+}
+
+fn backing(dev: &str) -> String {
+    let name = dev.trim_start_matches("/dev/");
+    std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default()
+}
+
+/// Detaches what is still attached, so a failed assertion leaves the machine as it was.
+fn unplant(p: Planted, cases: &[Case]) {
+    for (c, dev) in cases.iter().zip(&p.loops) {
+        if let Some(d) = dev.as_ref().filter(|d| backing(d).contains(&c.name)) {
+            let _ = Command::new("losetup").args(["-d", d]).status();
+        }
+    }
+}
+
+fn expected(cases: &[Case]) -> Vec<(String, bool, bool)> {
+    cases
+        .iter()
+        .map(|c| {
+            let attached = matches!(c.plant, Plant::Loop(..)) && !c.removed;
+            (c.name.clone(), !c.removed, attached)
+        })
+        .collect()
+}
+
+#[test]
+fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
+    // Both sweep every loop device on the machine: no other test's may be planted meanwhile.
+    let _lock = support::exclusive();
+    assert!(is_root(), "loop devices need root");
+    let cases = cases();
+
+    let p = plant(&cases);
+    let said = sshtune::storage::stale::clean(&p.dest);
+    let by_storage = state(&p, &cases);
+    let link_target_kept = p.outside.join("keep").exists();
+    unplant(p, &cases);
+    assert!(link_target_kept, "storage followed a link: {said:?}");
+
+    // The helper runs where the pipeline's `--luks` starts it, on the destination through
+    // ssh; on this kernel it then refuses (no device-mapper), after the sweep.
+    let p = plant(&cases);
+    let server = sshtune::embedded::EmbeddedSshd::start("").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = output(
+        sshtune()
+            .env("TMPDIR", tmp.path())
+            .arg("pipeline")
+            .arg(format!(
+                "{}:{}",
+                server.target.destination,
+                p.dest.display()
+            ))
+            .args(&server.target.options)
+            .args(["--size", "1M", "--luks", "--no-ceilings", "-q"]),
+    );
+    drop(server);
+    let by_helper = state(&p, &cases);
+    let link_target_kept = p.outside.join("keep").exists();
+    unplant(p, &cases);
+    let err = stderr(&o);
+    assert!(err.contains("--luks needs device-mapper"), "{err}");
+    assert!(link_target_kept, "the helper followed a link: {err}");
+
+    let want = expected(&cases);
+    let differ = |got: &[(String, bool, bool)]| -> Vec<String> {
+        got.iter()
+            .zip(&want)
+            .filter(|(g, w)| g != w)
+            .map(|(g, w)| {
+                format!(
+                    "{}: there {} attached {} (want {} {})",
+                    g.0, g.1, g.2, w.1, w.2
+                )
+            })
+            .collect()
+    };
+    let (storage, helper) = (differ(&by_storage), differ(&by_helper));
+    assert!(
+        storage.is_empty() && helper.is_empty(),
+        "storage::stale: {storage:?}\nthe helper: {helper:?}\nstorage said {said:?}\nthe run said {err}"
+    );
+}
