@@ -13,6 +13,9 @@ use std::process::{Command, Stdio};
 /// whether their owner is still alive) from anybody else's.
 pub const PREFIX: &str = "sshtune-";
 
+/// Work directories are `sshtune-storage-<pid>-<random>` in the chosen directory.
+pub const WORKDIR_PREFIX: &str = "sshtune-storage-";
+
 pub fn mapping_name(n: usize) -> String {
     format!("{PREFIX}{}-{n}", std::process::id())
 }
@@ -186,7 +189,7 @@ pub fn mapping_owner(name: &str) -> Option<&str> {
 
 /// The owner's pid of a work directory `sshtune-storage-<pid>[-<token>]`, as written.
 pub fn workdir_owner(name: &str) -> Option<&str> {
-    let rest = name.strip_prefix(super::stale::WORKDIR_PREFIX)?;
+    let rest = name.strip_prefix(WORKDIR_PREFIX)?;
     digits(rest.split('-').next()?)
 }
 

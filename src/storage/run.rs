@@ -46,7 +46,7 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
     let mut cleanup = Cleanup::new();
     let pid = std::process::id();
     let work = tempfile::Builder::new()
-        .prefix(&format!("{}{pid}-", super::stale::WORKDIR_PREFIX))
+        .prefix(&format!("{}{pid}-", super::dmcrypt::WORKDIR_PREFIX))
         .tempdir_in(&s.work_parent)
         .with_context(|| format!("making a work directory in {}", s.work_parent.display()))?
         .keep();

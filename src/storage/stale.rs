@@ -11,9 +11,6 @@ use super::cleanup::{undo, Resource};
 use super::dmcrypt::{loops, mapping_owner, mappings, pid_alive, workdir_owner};
 use std::path::{Path, PathBuf};
 
-/// Work directories are `sshtune-storage-<pid>-<random>` in the chosen directory.
-pub const WORKDIR_PREFIX: &str = "sshtune-storage-";
-
 /// Removes what dead runs left; returns one line per removed (or stuck) item.
 pub fn clean(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
