@@ -156,6 +156,7 @@ impl OpenSsh {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
+        process::widen_pipes(child.child_mut());
         let stderr = drain_stderr(child.child_mut());
         let pid = child.id();
         let pipe = ChildPipe {

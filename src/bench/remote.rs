@@ -33,6 +33,26 @@ echo "SSHTUNE-INFO receivers=$R";"#
     };
 }
 
+/// Widens the session's stdin and stdout pipes (the ones between sshd and this shell) to
+/// 1 MiB where Linux allows it, with whichever of perl and python3 the server has; without
+/// either, or elsewhere, they stay as they were. The client does the same on its side
+/// (`process::widen_pipes`): behind a 64 KiB pipe a fresh session's first uploads read a
+/// fifth of the steady rate (4 MiB at 44–55 MiB/s where 1 MiB pipes read 216–294, then
+/// 97–147 at 16 MiB), so every cipher paid a sizing round or two of ramp before its first
+/// sample. Runs before READY, so its fork and exec stay outside every timed window.
+macro_rules! pipes_snippet {
+    () => {
+        r#"{ perl -e "fcntl(STDIN,1031,1048576); fcntl(STDOUT,1031,1048576)" ||
+ python3 -c "import fcntl; [fcntl.fcntl(f,1031,1048576) for f in (0,1)]"; } 2>/dev/null;
+"#
+    };
+}
+
+/// `pipes_snippet!` for callers outside this module: a shell command line that widens its
+/// own stdin and stdout pipes where it can (the tests' independent reference runs it too, so
+/// both sides of a comparison are fed through pipes of one width).
+pub const WIDEN_PIPES: &str = pipes_snippet!();
+
 /// Shared prelude: finds the session process `P`, defines `u` (its CPU ticks), `s` (the
 /// aggregate /proc/stat line; both with shell builtins only, since on a board with a small CPU
 /// quota every fork+exec inside the timed window costs measurable time) and `q` (its cgroup CPU quota). Under a quota below one core the
@@ -42,6 +62,7 @@ echo "SSHTUNE-INFO receivers=$R";"#
 macro_rules! setup_snippet {
     () => {
         concat!(
+    pipes_snippet!(),
     r#"P=$PPID; f=0; i=0;
 while [ $i -lt 4 ]; do c=$(cat /proc/$P/comm 2>/dev/null);
  case "$c" in sshd*|dropbear*|sshtune*) f=1; break;; esac;
