@@ -302,9 +302,11 @@ pub const WIDE_PIPE_BYTES: i32 = 1 << 20;
 /// allows it (Linux only; elsewhere, or over the user's pipe budget, they stay as they were).
 ///
 /// Why: with the default 64 KiB pipe an `ssh` client that starts receiving bulk data stalls
-/// for 70–150 ms before the first MiB reaches us (seen on loopback, OpenSSH 9.2), and the first download of a session read a third to a half of the steady
-/// rate; with 1 MiB pipes it read the steady rate from its first transfer. The steady rate
-/// itself did not change, so the cold start was the pipe's, not the cipher's.
+/// for 70–150 ms before the first MiB reaches us (seen on loopback, OpenSSH 9.2), and the
+/// first download of a session read a third to a half of the rate of the next; with 1 MiB
+/// pipes it read that rate from its first transfer. Fast ciphers on loopback also read a
+/// higher steady rate: at hundreds of MiB/s a 64 KiB pipe's wake-ups are part of the cost.
+/// What that means for the figures is in docs/bench-json.md.
 pub fn widen_pipes(child: &Child) {
     use std::os::fd::AsRawFd;
     let fds = [
