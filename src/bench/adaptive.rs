@@ -226,9 +226,8 @@ pub fn run(
             // Behind pipes widened on both ends (`process::widen_pipes`, `remote`'s setup) the
             // first download read 0.82–1.43 of the sample after it (median 0.87, against 0.74
             // before), and a first sample that still reads low is what the ramp-up rule in
-            // `first_round` lengthens. Where a
-            // pair has nothing of its own to warm (the native engine), any transfer before
-            // warmed up all there is to warm: this process.
+            // `first_round` lengthens. Where a pair has nothing of its own to warm (the native
+            // engine), any transfer before warmed up all there is to warm: this process.
             let guess = rows
                 .last()
                 .filter(|r| r.cipher == *cipher && r.mac == *mac)

@@ -1,7 +1,7 @@
 //! Running `sshtune bench` inside a scenario, and the independent measurement it is checked
-//! against: a plain `ssh -c C dest 'cat > /dev/null'` fed a known byte count, timed from
-//! outside, with the time of a bare login (`ssh dest true`) subtracted so both figures exclude
-//! connection setup.
+//! against: a plain `ssh -c C dest` running `cat > /dev/null` behind a ready line, fed a known
+//! byte count by `dd` and clocked by this process between the remote's lines, so both figures
+//! exclude connection setup; its pipes are as wide as bench's (`one_upload`).
 
 use sshtune::bench::model::{BenchReport, Direction, ResultRow};
 use sshtune::target::SshTarget;
