@@ -355,6 +355,25 @@ mod tests {
         assert_eq!(tokens(done(last).unwrap()).get("rc"), Some(&"0"));
     }
 
+    /// The shell snippet must be a literal, so the width and the fcntl number are written twice:
+    /// here they are checked against the client's constant and the kernel's.
+    #[test]
+    fn the_servers_pipes_are_as_wide_as_the_clients() {
+        let width = crate::process::WIDE_PIPE_BYTES.to_string();
+        assert_eq!(
+            WIDEN_PIPES.matches(width.as_str()).count(),
+            3,
+            "{WIDEN_PIPES}"
+        );
+        #[cfg(target_os = "linux")]
+        assert_eq!(
+            WIDEN_PIPES
+                .matches(&format!("{},", libc::F_SETPIPE_SZ))
+                .count(),
+            3
+        );
+    }
+
     #[test]
     fn ready_line() {
         let r = Ready::parse(
