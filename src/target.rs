@@ -26,6 +26,8 @@ pub struct Resolved {
     pub user: String,
     pub ciphers: Vec<String>,
     pub macs: Vec<String>,
+    /// `KexAlgorithms`, in the client's order of preference.
+    pub kex_algorithms: Vec<String>,
     /// `UserKnownHostsFile`, `~` expanded: the native client checks host keys where ssh would.
     pub known_hosts: Vec<PathBuf>,
     /// `GlobalKnownHostsFile`, read after the user files.
@@ -110,6 +112,16 @@ impl SshTarget {
         let out = run_capture(&mut cmd).context("resolving the destination with `ssh -G`")?;
         parse_ssh_g(&out)
     }
+
+    /// What `ssh -G` says with no config file and none of the user's options: the client's
+    /// built-in defaults, against which `resolve` shows what a config or `-o` chose.
+    pub fn resolve_defaults(&self) -> Result<Resolved> {
+        let mut cmd = Command::new("ssh");
+        cmd.args(["-G", "-F", "/dev/null", "--"])
+            .arg(&self.destination);
+        let out = run_capture(&mut cmd).context("asking `ssh -G` for the client's defaults")?;
+        parse_ssh_g(&out)
+    }
 }
 
 /// Parses `ssh -G` output: one lowercase `keyword value` per line.
@@ -130,6 +142,7 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
             "user" => r.user = v.to_string(),
             "ciphers" => r.ciphers = list(),
             "macs" => r.macs = list(),
+            "kexalgorithms" => r.kex_algorithms = list(),
             "userknownhostsfile" => {
                 r.known_hosts = v.split_whitespace().map(expand_tilde).collect()
             }
@@ -192,6 +205,8 @@ mod tests {
             ("127.0.0.1", 2222, "root")
         );
         assert_eq!(r.ciphers, ["a", "b"]);
+        let r = parse_ssh_g("hostname h\nport 22\nkexalgorithms k1,k2\n").unwrap();
+        assert_eq!(r.kex_algorithms, ["k1", "k2"]);
         assert!(parse_ssh_g("user x\n").is_err());
         let r = parse_ssh_g(
             "hostname h\nport 22\nidentityfile /k/one\nidentityfile /k/two\n\

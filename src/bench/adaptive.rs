@@ -34,6 +34,18 @@ pub const NOISE_FLOOR: f64 = 0.05;
 /// link or a fresh session under a CPU quota costs a short sample 30% and more.
 const RAMP_FLOOR: f64 = 0.10;
 
+/// The share of the shortest sample a new pair's first transfer aims at, at the rate of the
+/// row before (`first_guess`): small enough that a cipher 25 times slower spends 1.6 s on
+/// it, large enough that one sizing transfer after it reaches the shortest length.
+const FIRST_GUESS_SHARE: f64 = 0.25;
+
+/// Bytes per MiB, for the rates (`Sample::mib_s`) turned back into sizes.
+const MIB_F: f64 = 1024.0 * 1024.0;
+
+/// A sizing transfer longer than this many shortest samples is not kept as a sample: the
+/// samples after it would start from its length, and the second is twice the first.
+const OVERSHOT: f64 = 2.0;
+
 /// Samples a row below the leader needs before its median alone may order it (as many as
 /// the thorough mode takes).
 const ORDERED_AFTER: usize = 3;
@@ -233,6 +245,12 @@ pub fn run(
                 .filter(|r| r.cipher == *cipher && r.mac == *mac)
                 .map(|r| r.size);
             let warm = !rows.is_empty() && (!exec.warms_per_pair() || guess.is_some());
+            let bytes = guess.unwrap_or_else(|| {
+                rows.last()
+                    .and_then(|r| first_guess(r, adaptive))
+                    .unwrap_or(0)
+                    .max(sampling.initial_size)
+            });
             let first = first_round(
                 exec,
                 sampling,
@@ -243,7 +261,7 @@ pub fn run(
                     cipher,
                     mac: mac.as_deref(),
                     direction,
-                    bytes: guess.unwrap_or(sampling.initial_size),
+                    bytes,
                 },
                 warm,
             );
@@ -376,18 +394,19 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
     )
 }
 
-/// Warm-up sized to the shortest sample, then samples lengthened while the next, longer
-/// sample is faster than the one before by more than the noise (and than a second sample at
-/// the shorter length), or while the longer one is shorter than the run's start cost allows
-/// (`Noise::shortest_s`). Returns the size later samples take (the shorter of the last two,
-/// or the longest length) and the samples kept: the last two, or three when the second
-/// sample at the shorter length showed that the pair's gap was noise.
+/// A warm-up of at least one shortest sample's time, its transfers sized towards the
+/// shortest sample; then samples lengthened while the next, longer sample is faster than the
+/// one before by more than the noise (and than a second sample at the shorter length), or
+/// while the longer one is shorter than the run's start cost allows (`Noise::shortest_s`).
+/// Returns the size later samples take (the shorter of the last two, or the longest length)
+/// and the samples kept: the last two, or three when the second sample at the shorter length
+/// showed that the pair's gap was noise.
 ///
 /// `row` names the row, its `bytes` the first transfer's size: the size its pair's other
-/// direction settled on, when there is one. A row with nothing left to warm up (`warm`: its
-/// pair's other direction has just run in the same session, or the pair has nothing of its
-/// own to warm and this process has run a transfer) has no warm-up: its first transfer long
-/// enough is its first sample.
+/// direction settled on, when there is one, else `first_guess`. A row with nothing left to
+/// warm up (`warm`: its pair's other direction has just run in the same session, or the pair
+/// has nothing of its own to warm and this process has run a transfer) has no warm-up: its
+/// first transfer long enough is its first sample.
 ///
 /// The second sample is always twice the first. Tried with two samples of one length once
 /// the run had four start costs, the OpenSSH engine on loopback ran in 42.8 s instead of
@@ -409,23 +428,36 @@ fn first_round(
     };
     let mut size = row.bytes.max(a.min_bytes).clamp(1, MAX_SIZE);
     let mut rounds = 0;
+    let mut warmed_s = 0.0;
     let mut folded = None;
     loop {
         let s = take(size, budget)?;
         rounds += 1;
+        warmed_s += s.seconds;
         let long_enough = s.seconds >= a.start_s;
-        if warm && long_enough {
-            folded = Some(s);
-            break;
+        // A first guess far too large (a cipher much slower than the one before): the samples
+        // start again from the shortest length, at the rate this transfer showed.
+        let overshot = s.seconds > OVERSHOT * a.start_s;
+        if overshot {
+            size = shrink(size, s.seconds, a.start_s).max(a.min_bytes);
         }
-        if (long_enough && rounds >= sampling.warmup.max(1))
-            || rounds >= MAX_SIZING_ROUNDS
-            || size >= MAX_SIZE
-        {
+        if warm && long_enough && !overshot {
+            folded = Some(s);
             break;
         }
         if !long_enough {
             size = next_size(size, s.seconds, a.start_s);
+        }
+        // A session is warm once it has carried a shortest sample's time, in one transfer or
+        // several: the first sample then takes the size the last one aims at. Waiting for one
+        // sizing transfer to last that long cost a fresh session a third transfer of 0.3 s
+        // whenever the second fell just short.
+        let warmed = long_enough || (!warm && warmed_s >= a.start_s);
+        if (warmed && rounds >= sampling.warmup.max(1))
+            || rounds >= MAX_SIZING_ROUNDS
+            || size >= MAX_SIZE
+        {
+            break;
         }
     }
     let mut prev = match folded {
@@ -492,6 +524,26 @@ fn first_round(
         // The longer sample is faster: the shorter one was not representative; drop it.
         prev = s;
     }
+}
+
+/// The first transfer of a pair with no other direction measured yet: the bytes the row
+/// before moved in `FIRST_GUESS_SHARE` of the shortest sample. Sized from nothing (4 MiB), a
+/// fast cipher on loopback took four sizing transfers, 0.9 s, before its first sample. The
+/// ciphers a server offers ran within a factor of 25 of each other here (3des-cbc against
+/// aes128-gcm@openssh.com): a cipher like the one before gets one short transfer, one 25
+/// times slower spends about 1.6 s on it, and its samples then start from the shortest
+/// length again (`OVERSHOT`). A rate, not the row's size: a row lengthened to the longest
+/// length would carry that length into the next row's guess.
+fn first_guess(before: &Row, a: &Adaptive) -> Option<u64> {
+    let mib_s = stats::median(&before.rates())?;
+    Some((mib_s * MIB_F * a.start_s * FIRST_GUESS_SHARE) as u64)
+}
+
+/// The size that lasts a quarter past `target` at the rate a transfer of `size` bytes in
+/// `seconds` showed, in whole MiB: `next_size`'s aim, for a transfer that lasted too long.
+fn shrink(size: u64, seconds: f64, target: f64) -> u64 {
+    let bytes = (size as f64 * target * 1.25 / seconds.max(1e-3)) as u64;
+    bytes.div_ceil(1 << 20).saturating_mul(1 << 20).min(size)
 }
 
 /// `next_size` towards `target`, but not past the size that would last `longest` at the
@@ -579,6 +631,8 @@ mod tests {
         kept: bool,
         /// Calls (by index) disturbed once: they take a quarter longer.
         disturbed: Vec<usize>,
+        /// Shifts `jitter`'s alternation by one call.
+        phase: usize,
     }
 
     impl Scripted {
@@ -590,6 +644,7 @@ mod tests {
                 calls: Vec::new(),
                 kept: true,
                 disturbed: Vec::new(),
+                phase: 0,
             }
         }
     }
@@ -608,7 +663,11 @@ mod tests {
                 .find(|(c, _)| *c == job.cipher)
                 .map(|(_, r)| *r)
                 .ok_or_else(|| TransferError::Refused("not offered".into()))?;
-            let sign = if self.calls.len() % 2 == 0 { 1.0 } else { -1.0 };
+            let sign = if (self.calls.len() + self.phase) % 2 == 0 {
+                1.0
+            } else {
+                -1.0
+            };
             let disturbed = if self.disturbed.contains(&self.calls.len()) {
                 1.25
             } else {
@@ -702,11 +761,14 @@ mod tests {
         ex.calls[ex.calls.len() - 2].1
     }
 
-    /// Noise without a ramp-up (every other sample 15% slow) does not lengthen samples: a
-    /// longer sample that is slower is no sign that short ones read low.
+    /// Noise without a ramp-up (every other transfer 15% slow) does not lengthen samples: a
+    /// longer sample that is slower is no sign that short ones read low. The noise is in the
+    /// phase that makes each row's longer sample the slow one; in the other, slow, fast, slow
+    /// again is what a ramp-up looks like, and no second short sample can tell them apart.
     #[test]
     fn noise_alone_keeps_samples_short() {
         let mut ex = Scripted::new(&[("a", 100.0), ("b", 90.0), ("c", 80.0)], 0.0, 0.15);
+        ex.phase = 1;
         let rows = run_it(&mut ex, &plan(&["a", "b", "c"]));
         for r in &rows {
             assert!(
@@ -742,7 +804,9 @@ mod tests {
         // Upload: a sizing transfer, a warm-up, a sample and one twice as long; download: the
         // same two samples, the first at the upload's size.
         assert_eq!(mib(&ex, "a"), [4, 32, 32, 64, 32, 64]);
-        assert_eq!(mib(&ex, "b"), [4, 32, 32, 64, 32, 64]);
+        // The next pair's first transfer is a quarter of a shortest sample at the rate of the
+        // row before (6.25 MiB), then sized as the first was.
+        assert_eq!(mib(&ex, "b"), [6, 32, 32, 64, 32, 64]);
         assert!(rows.iter().all(|r| r.samples.len() == 2));
         // Nothing to warm per pair: after the run's first row, the first transfer long enough
         // is the first sample.
@@ -752,7 +816,45 @@ mod tests {
         };
         run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
         assert_eq!(mib(&ex, "a"), [4, 32, 32, 64, 32, 64]);
-        assert_eq!(mib(&ex, "b"), [4, 32, 64, 32, 64]);
+        assert_eq!(mib(&ex, "b"), [6, 32, 64, 32, 64]);
+    }
+
+    /// A pair like the one before reaches its sample length after one short transfer; one 20
+    /// times slower than the one before spends a bounded time on its first transfer.
+    #[test]
+    fn a_new_pair_is_sized_from_the_rate_of_the_row_before() {
+        let mut ex = Scripted::new(&[("a", 1000.0), ("b", 1000.0), ("c", 50.0)], 0.0, 0.0);
+        let mut a = adaptive();
+        a.race = false;
+        a.max_samples = 2;
+        run(
+            &mut ex,
+            &plan(&["a", "b", "c"]),
+            &a,
+            Context::default(),
+            &Quiet,
+        )
+        .unwrap();
+        let calls = |c: &str| -> Vec<u64> {
+            ex.calls
+                .iter()
+                .filter(|(n, _)| n == c)
+                .map(|(_, b)| *b)
+                .collect()
+        };
+        // From 4 MiB, "a" takes two sizing transfers before its warm-up at the sample length.
+        assert_eq!(calls("a").len(), 5, "{:?}", calls("a"));
+        // "b" takes one: a quarter of the shortest sample at a's rate.
+        let b = calls("b");
+        assert_eq!(b.len(), 4, "{b:?}");
+        assert!((b[0] as f64 / MIB as f64 - 62.5).abs() < 1.0, "{b:?}");
+        // "c" at 1/20 of b's rate: its first transfer lasts 1.25 s (five shortest samples);
+        // the samples start again from the shortest length at the rate it showed.
+        let c = calls("c");
+        let first_s = c[0] as f64 / MIB as f64 / 50.0;
+        assert!((first_s - 1.25).abs() < 0.02, "{c:?}");
+        let mib: Vec<u64> = c[1..].iter().map(|b| b / MIB).collect();
+        assert_eq!(mib, [16, 32], "{c:?}");
     }
 
     #[test]

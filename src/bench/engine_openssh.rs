@@ -4,6 +4,7 @@
 
 use super::ceiling::{self, step};
 use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
+use super::kex;
 use super::model::EngineKind;
 use super::model::{Ceiling, Direction, ServerInfo};
 use super::openssh::OpenSsh;
@@ -45,8 +46,16 @@ impl OpenSshEngine {
         let resolved = target.resolve()?;
         // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
         let proxied = Proxy::of(&resolved, &target.options, &target.destination).is_some();
+        // The measuring sessions' login: a faster key exchange where the user chose none.
+        let mut measuring = target.clone();
+        let defaults = target.resolve_defaults().ok();
+        if let Some(o) = defaults
+            .and_then(|d| kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
+        {
+            measuring.options.extend(["-o".to_string(), o]);
+        }
         Ok(Self {
-            exec: OpenSsh::new(target.clone()),
+            exec: OpenSsh::new(measuring),
             target,
             resolved,
             offer: None,

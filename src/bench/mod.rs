@@ -9,6 +9,7 @@ pub mod ceiling;
 pub mod engine_native;
 pub mod engine_openssh;
 pub mod executor;
+pub mod kex;
 pub mod model;
 pub mod names;
 pub mod native;

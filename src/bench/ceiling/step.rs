@@ -43,11 +43,16 @@ pub fn user(rate: &crate::units::Rate) -> model::Ceiling {
     }
 }
 
+/// Length of each loopback TCP run. Loopback has no window or congestion ramp worth a sample
+/// (a third of a second moves over half a GiB here), and the figure is context only; at 0.7 s
+/// the three runs took 2.1 s, the time of two cipher rows in a default bench.
+const LOOPBACK_RUN: Duration = Duration::from_millis(300);
+
 /// Loopback TCP, for context only (see `Ceiling::judges_network`).
 pub fn loopback() -> Result<model::Ceiling> {
     use anyhow::Context as _;
-    let (m, lo, hi) = super::loopback_tcp(Duration::from_millis(700))
-        .context("measuring the loopback TCP ceiling")?;
+    let (m, lo, hi) =
+        super::loopback_tcp(LOOPBACK_RUN).context("measuring the loopback TCP ceiling")?;
     Ok(model::Ceiling {
         mib_s: m,
         method: format!("{}, median of 3 ({lo:.0}–{hi:.0})", model::LOOPBACK_CEILING),
