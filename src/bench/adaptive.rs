@@ -570,7 +570,7 @@ fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
     // A row's samples are stable when they disagree by no more than the noise explains in all
     // but its worst tenth (the bound a ramp-up must pass too). Against the median noise half
     // of all rows fail by chance alone: on loopback, 3des-cbc at 1/30 of the leader took a
-    // third sample for two that differed by 15%, and up to 13 of 20 rows a run did so.
+    // third sample for two that differed by 8%, and 13 of 20 rows in one run did so.
     let stable_within = noise.ramp_threshold();
     for direction in [Direction::Upload, Direction::Download] {
         let group: Vec<usize> = (0..rows.len())
