@@ -1,8 +1,8 @@
 //! The key exchange of the OpenSSH engine's own sessions. Every cipher row logs in afresh, and
 //! on this project's loopback reference a login with OpenSSH 9's default, the post-quantum
 //! hybrid `sntrup761x25519-sha512`, took about 0.23 s against 0.135 s with
-//! `curve25519-sha256`: a second of every ten-cipher run, more on a board whose CPU is slow at
-//! it. No figure contains the handshake (every sample starts after the remote side says it is
+//! `curve25519-sha256`: a second of every ten-cipher run (not measured on a board, where the
+//! CPU is slower at both). No figure contains the handshake (every sample starts after the remote side says it is
 //! ready), so the exchange changes how long a run takes, never what it reports.
 //!
 //! The preference is put first only where nobody chose: when the key exchanges `ssh -G`
