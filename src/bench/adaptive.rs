@@ -218,7 +218,18 @@ pub fn run(
     let mut rows: Vec<Row> = Vec::new();
     let mut failed: Vec<(usize, ResultRow)> = Vec::new();
     // First round: every row gets its sample length and two samples.
-    for (cipher, mac) in &sampling.pairs {
+    for (p, (cipher, mac)) in sampling.pairs.iter().enumerate() {
+        // The next pair's login runs during this pair's warm-up (`Executor::prepare`).
+        if let (Some((next, next_mac)), Some(&direction)) =
+            (sampling.pairs.get(p + 1), sampling.directions.first())
+        {
+            exec.prepare(&Job {
+                cipher: next,
+                mac: next_mac.as_deref(),
+                direction,
+                bytes: 0,
+            });
+        }
         let mut refused: Option<String> = None;
         for &direction in &sampling.directions {
             process::check_interrupted()?;
@@ -444,17 +455,22 @@ fn first_round(
     footing: Footing,
 ) -> Result<(u64, Vec<Sample>), TransferError> {
     let Footing { warm, settled } = footing;
-    let mut take = |bytes: u64, budget: &mut Budget| {
+    let take = |exec: &mut dyn Executor, bytes: u64, budget: &mut Budget| {
         let s = exec.transfer(&Job { bytes, ..*row })?;
         budget.add(&s);
         Ok::<Sample, TransferError>(s)
     };
+    // A warm row's first transfer may be its first sample: no login of a session opened
+    // ahead (`Executor::prepare`) may run beside it.
+    if warm {
+        exec.settle();
+    }
     let mut size = row.bytes.max(a.min_bytes).clamp(1, MAX_SIZE);
     let mut rounds = 0;
     let mut warmed_s = 0.0;
     let mut folded = None;
     loop {
-        let s = take(size, budget)?;
+        let s = take(exec, size, budget)?;
         rounds += 1;
         warmed_s += s.seconds;
         let long_enough = s.seconds >= a.start_s;
@@ -491,16 +507,20 @@ fn first_round(
             break;
         }
     }
+    // A fresh session's warm-up is over: what follows is timed.
+    if !warm {
+        exec.settle();
+    }
     let mut prev = match folded {
         Some(s) => s,
-        None => take(size, budget)?,
+        None => take(exec, size, budget)?,
     };
     // Once the warm-up has opened the connection's windows a sample can be faster than the
     // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
     let mut resized = 0;
     while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
         size = aim(size, prev.seconds, noise.shortest_s(a), a.longest_s);
-        prev = take(size, budget)?;
+        prev = take(exec, size, budget)?;
         resized += 1;
     }
     loop {
@@ -511,7 +531,7 @@ fn first_round(
         } else {
             size
         };
-        let s = take(next, budget)?;
+        let s = take(exec, next, budget)?;
         let d = disagreement(prev.mib_s(), s.mib_s());
         if next == size {
             // Two samples of one length: what they disagree by is the noise.
@@ -541,7 +561,7 @@ fn first_round(
             // second sample. A start makes it read low again; noise does not, and then the
             // row keeps all three samples at the shorter length's pace, and the run has an
             // equal-length pair to learn its noise from in its first rows.
-            let again = take(prev.bytes, budget)?;
+            let again = take(exec, prev.bytes, budget)?;
             noise.record(disagreement(prev.mib_s(), again.mib_s()));
             let d = disagreement(again.mib_s(), s.mib_s());
             let confirmed = d > noise.ramp_threshold() && s.mib_s() > again.mib_s();
@@ -681,6 +701,8 @@ mod tests {
         phase: usize,
         /// Downloads run at this share of the cipher's rate.
         download_share: f64,
+        /// Transfers (`cipher:MiB`), `prepare:cipher` and `settle`, in order.
+        events: Vec<String>,
     }
 
     impl Scripted {
@@ -694,6 +716,7 @@ mod tests {
                 disturbed: Vec::new(),
                 phase: 0,
                 download_share: 1.0,
+                events: Vec::new(),
             }
         }
     }
@@ -704,6 +727,12 @@ mod tests {
         }
         fn warms_per_pair(&self) -> bool {
             self.kept
+        }
+        fn prepare(&mut self, next: &Job) {
+            self.events.push(format!("prepare:{}", next.cipher));
+        }
+        fn settle(&mut self) {
+            self.events.push("settle".into());
         }
         fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
             let rate = self
@@ -727,6 +756,8 @@ mod tests {
                 1.0
             };
             self.calls.push((job.cipher.to_string(), job.bytes));
+            self.events
+                .push(format!("{}:{}", job.cipher, job.bytes / MIB));
             let mib = job.bytes as f64 / MIB as f64;
             Ok(Sample {
                 bytes: job.bytes,
@@ -908,6 +939,40 @@ mod tests {
         assert!((first_s - 1.25).abs() < 0.02, "{c:?}");
         let mib: Vec<u64> = c[1..].iter().map(|b| b / MIB).collect();
         assert_eq!(mib, [16, 32], "{c:?}");
+    }
+
+    /// The next pair's session is opened when a pair starts, and the run waits for its login
+    /// (`settle`) before every transfer that may be a sample: after the warm-up, and before a
+    /// warm row's first transfer.
+    #[test]
+    fn the_next_login_runs_during_the_warm_up_and_never_during_a_sample() {
+        let mut ex = Scripted::new(&[("a", 100.0), ("b", 100.0)], 0.0, 0.0);
+        let mut p = plan(&["a", "b"]);
+        p.directions = vec![Direction::Upload, Direction::Download];
+        let mut a = adaptive();
+        a.race = false;
+        a.max_samples = 2;
+        run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
+        let want = [
+            "prepare:b",
+            "a:4",
+            "a:32",
+            "settle",
+            "a:32",
+            "a:64",
+            "settle",
+            "a:32",
+            "a:64",
+            "b:6",
+            "b:32",
+            "settle",
+            "b:32",
+            "b:64",
+            "settle",
+            "b:32",
+            "b:64",
+        ];
+        assert_eq!(ex.events, want);
     }
 
     /// A download at 0.4 of its upload's rate: the size the upload settled on lasts 2.5

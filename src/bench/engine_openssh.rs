@@ -77,6 +77,14 @@ impl Executor for OpenSshEngine {
     fn warms_per_pair(&self) -> bool {
         self.exec.warms_per_pair()
     }
+
+    fn prepare(&mut self, next: &Job) {
+        self.exec.prepare(next)
+    }
+
+    fn settle(&mut self) {
+        self.exec.settle()
+    }
 }
 
 impl Engine for OpenSshEngine {

@@ -112,6 +112,44 @@ impl Executor for OpenSsh {
         self.reuse
     }
 
+    /// Starts the next pair's session, so that its login runs during this pair's warm-up. A
+    /// session that cannot start is left to the next pair's own first transfer, which reports
+    /// why in its row.
+    fn prepare(&mut self, next: &Job) {
+        let key = (next.cipher.to_string(), next.mac.map(String::from));
+        if !self.reuse || self.opened.contains(&key) {
+            return;
+        }
+        while self.sessions.len() >= MAX_SESSIONS {
+            self.sessions.remove(0).close();
+        }
+        if let Ok(mut session) = self.spawn(next, &remote::session_script(), true) {
+            session.logging_in = true;
+            self.opened.push(key);
+            self.sessions.push(session);
+        }
+    }
+
+    /// Reads each session opened ahead up to its HELLO: its login is then over, and its login
+    /// watchdog is disarmed (it waits idle for its turn, which may be longer than a login may
+    /// take). A session that ended instead is left as it is: its first transfer reads the end
+    /// and reports why, as any failed login does.
+    fn settle(&mut self) {
+        for s in self.sessions.iter_mut().filter(|s| s.logging_in) {
+            s.logging_in = false;
+            loop {
+                match s.pipe.read_line() {
+                    Ok(Some(line)) if line == remote::HELLO => {
+                        s.pipe.on_ready();
+                        break;
+                    }
+                    Ok(Some(_)) => continue,
+                    Ok(None) | Err(_) => break,
+                }
+            }
+        }
+    }
+
     fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
         process::check_interrupted()?;
         if self.reuse {
@@ -177,6 +215,7 @@ impl OpenSsh {
             child,
             stderr,
             pipe,
+            logging_in: false,
         })
     }
 
@@ -191,7 +230,12 @@ impl OpenSsh {
             .iter()
             .position(|s| s.cipher == job.cipher && s.mac.as_deref() == job.mac);
         let mut session = match found {
-            Some(i) => self.sessions.remove(i),
+            // One opened ahead and not waited for (`settle`): its transfer reads past HELLO.
+            Some(i) => {
+                let mut s = self.sessions.remove(i);
+                s.logging_in = false;
+                s
+            }
             None => {
                 while self.sessions.len() >= MAX_SESSIONS {
                     self.sessions.remove(0).close();
@@ -247,6 +291,8 @@ struct Session {
     child: ChildGuard,
     stderr: StderrDrain,
     pipe: ChildPipe,
+    /// Opened ahead of its turn (`prepare`), its HELLO not read yet.
+    logging_in: bool,
 }
 
 impl Session {

@@ -94,7 +94,8 @@ const PRELUDE: &str = concat!(setup_snippet!(), " ", ready_snippet!());
 /// One session for many transfers: after the setup it reads a command line per transfer,
 /// `up N` (then exactly N bytes follow on stdin) or `down N`, and answers each with its own
 /// READY and DONE lines, so the login, the shell's start and the search for the session
-/// process are paid once per connection instead of once per sample. `head -c N` must stop
+/// process are paid once per connection instead of once per sample. It says `HELLO` first,
+/// so a session opened ahead of its turn can be waited for without a request. `head -c N` must stop
 /// after exactly N bytes (the preflight's `exact_head`), or the next command line would be
 /// swallowed. The upload's DONE carries head's status, not a count: the client keeps its
 /// input open, so head can only return once all N bytes have arrived. Any other line, or the
@@ -102,7 +103,7 @@ const PRELUDE: &str = concat!(setup_snippet!(), " ", ready_snippet!());
 pub fn session_script() -> String {
     wrap(concat!(
         setup_snippet!(),
-        r#" while read -r o n; do case "$o" in
+        r#" echo SSHTUNE-HELLO; while read -r o n; do case "$o" in
  up) "#,
         ready_snippet!(),
         r#" head -c "$n" > /dev/null; r=$?; echo "SSHTUNE-DONE rc=$r cpu=$(u) stat=$(s)";;
@@ -112,6 +113,10 @@ pub fn session_script() -> String {
  *) exit 2;; esac; done"#
     ))
 }
+
+/// The line a session (`session_script`) prints once, when the login and the setup are done
+/// and it waits for its first request: what `Executor::settle` waits for.
+pub const HELLO: &str = "SSHTUNE-HELLO";
 
 /// The command line that starts one transfer of a session (`session_script`).
 pub fn session_request(direction: super::model::Direction, bytes: u64) -> String {
@@ -326,8 +331,8 @@ mod tests {
         }
     }
 
-    /// The session loop under a real `sh`: two transfers on one input, each framed by its own
-    /// READY and DONE, the upload's bytes consumed exactly (the next request still parses).
+    /// The session loop under a real `sh`: HELLO, then two transfers on one input, each framed
+    /// by its own READY and DONE, the upload's bytes consumed exactly (the next request still parses).
     #[test]
     fn session_script_runs_transfers_in_turn() {
         use std::io::Write;
@@ -347,11 +352,12 @@ mod tests {
         assert!(out.status.success());
         let text = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4, "{text}");
-        assert!(Ready::parse(lines[0]).is_some());
-        assert_eq!(tokens(done(lines[1]).unwrap()).get("rc"), Some(&"0"));
-        assert!(Ready::parse(lines[2]).is_some());
-        let last = lines[3].strip_prefix("\0\0\0").unwrap();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert_eq!(lines[0], HELLO);
+        assert!(Ready::parse(lines[1]).is_some());
+        assert_eq!(tokens(done(lines[2]).unwrap()).get("rc"), Some(&"0"));
+        assert!(Ready::parse(lines[3]).is_some());
+        let last = lines[4].strip_prefix("\0\0\0").unwrap();
         assert_eq!(tokens(done(last).unwrap()).get("rc"), Some(&"0"));
     }
 
