@@ -497,8 +497,8 @@ fn first_round(
         // sizing transfer to last that long cost a fresh session a third transfer of 0.3 s
         // whenever the second fell just short. A warm-up of a quarter of that (the first
         // transfer alone) was tried over loopback: the OpenSSH engine ran in 25.7–28.5 s
-        // instead of 28.7–33.9, but its rows read a median 0.862 of `--thorough`, and first
-        // samples fell from 1.027 of the second to 0.986.
+        // instead of 28.7–33.9, but its rows read a median 0.862 of `--thorough` in the one
+        // comparison made, and first samples fell from 1.027 of the second to 0.986.
         let warmed = long_enough || (!warm && warmed_s >= a.start_s);
         if (warmed && rounds >= sampling.warmup.max(1))
             || rounds >= MAX_SIZING_ROUNDS
@@ -661,7 +661,7 @@ fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
             // A median within half the noise of the leader's after three samples is a tie
             // more samples do not break: on loopback the two GCM ciphers raced to five samples
             // in every run (484–1008 MiB/s within one row) and `--thorough` never told them
-            // apart, while each extra round cost about a second.
+            // apart, while their extra rounds cost about 0.7 s each.
             if rates.len() >= ORDERED_AFTER && gap <= threshold * TIED_WITHIN {
                 rows[i].done = true;
                 rows[i].stopped = Some("tied");

@@ -95,9 +95,9 @@ const PRELUDE: &str = concat!(setup_snippet!(), " ", ready_snippet!());
 /// `up N` (then exactly N bytes follow on stdin) or `down N`, and answers each with its own
 /// READY and DONE lines, so the login, the shell's start and the search for the session
 /// process are paid once per connection instead of once per sample. It says `HELLO` first,
-/// so a session opened ahead of its turn can be waited for without a request. `head -c N` must stop
-/// after exactly N bytes (the preflight's `exact_head`), or the next command line would be
-/// swallowed. The upload's DONE carries head's status, not a count: the client keeps its
+/// so a session opened ahead of its turn can be waited for without a request. `head -c N`
+/// must stop after exactly N bytes (the preflight's `exact_head`), or the next command line
+/// would be swallowed. The upload's DONE carries head's status, not a count: the client keeps its
 /// input open, so head can only return once all N bytes have arrived. Any other line, or the
 /// end of stdin, ends the session.
 pub fn session_script() -> String {
@@ -332,7 +332,8 @@ mod tests {
     }
 
     /// The session loop under a real `sh`: HELLO, then two transfers on one input, each framed
-    /// by its own READY and DONE, the upload's bytes consumed exactly (the next request still parses).
+    /// by its own READY and DONE, the upload's bytes consumed exactly (the next request still
+    /// parses).
     #[test]
     fn session_script_runs_transfers_in_turn() {
         use std::io::Write;
