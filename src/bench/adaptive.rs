@@ -218,18 +218,30 @@ pub fn run(
     let mut rows: Vec<Row> = Vec::new();
     let mut failed: Vec<(usize, ResultRow)> = Vec::new();
     // First round: every row gets its sample length and two samples.
+    // Whether the pair starting now had its session opened ahead (`Executor::prepare`).
+    let mut opened_ahead = false;
     for (p, (cipher, mac)) in sampling.pairs.iter().enumerate() {
-        // The next pair's login runs during this pair's warm-up (`Executor::prepare`).
-        if let (Some((next, next_mac)), Some(&direction)) =
-            (sampling.pairs.get(p + 1), sampling.directions.first())
-        {
-            exec.prepare(&Job {
+        // The pair after this one logs in during this pair's warm-up, one login at a time (a
+        // server's `PerSourceMaxStartups` may allow no more): from the start when this pair's
+        // own session was opened ahead (its login is over once `settle` returns), else once
+        // this pair's first transfer, and with it its own login, is over.
+        let mut ahead = sampling
+            .pairs
+            .get(p + 1)
+            .zip(sampling.directions.first())
+            .map(|((next, next_mac), &direction)| Job {
                 cipher: next,
                 mac: next_mac.as_deref(),
                 direction,
                 bytes: 0,
             });
+        let asked_early = opened_ahead && ahead.is_some();
+        if asked_early {
+            exec.settle();
+            exec.prepare(ahead.as_ref().expect("checked"));
+            ahead = None;
         }
+        opened_ahead = asked_early;
         let mut refused: Option<String> = None;
         for &direction in &sampling.directions {
             process::check_interrupted()?;
@@ -267,6 +279,7 @@ pub fn run(
                     .unwrap_or(0)
                     .max(sampling.initial_size)
             });
+            let asked_late = !warm && ahead.is_some();
             let first = first_round(
                 exec,
                 sampling,
@@ -282,8 +295,11 @@ pub fn run(
                 Footing {
                     warm,
                     settled: guess.is_some(),
+                    ahead: if warm { None } else { ahead.take() },
                 },
             );
+            // Asked after the first transfer: only a row that got that far is sure to have.
+            opened_ahead |= asked_late && first.is_ok();
             match first {
                 Ok((size, samples)) => {
                     progress.step(&sample_line(cipher, direction, "first round", &samples));
@@ -414,13 +430,18 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
 }
 
 /// What a row's first transfer starts from (`first_round`).
-#[derive(Debug, Clone, Copy)]
-struct Footing {
+#[derive(Debug, Clone)]
+struct Footing<'a> {
     /// Nothing left to warm up: the pair's other direction has just run in the same session,
     /// or the pair has nothing of its own to warm and this process has run a transfer.
     warm: bool,
     /// The first transfer's size is the one the pair's other direction settled on.
     settled: bool,
+    /// The next pair, for a row with a warm-up: its session is opened (`Executor::prepare`)
+    /// once this row's first transfer is over, so that its login runs during the rest of the
+    /// warm-up and no two logins run at once (a server's `PerSourceMaxStartups` may allow
+    /// one).
+    ahead: Option<Job<'a>>,
 }
 
 /// A warm-up of at least one shortest sample's time, its transfers sized towards the
@@ -454,7 +475,11 @@ fn first_round(
     row: &Job,
     footing: Footing,
 ) -> Result<(u64, Vec<Sample>), TransferError> {
-    let Footing { warm, settled } = footing;
+    let Footing {
+        warm,
+        settled,
+        mut ahead,
+    } = footing;
     let take = |exec: &mut dyn Executor, bytes: u64, budget: &mut Budget| {
         let s = exec.transfer(&Job { bytes, ..*row })?;
         budget.add(&s);
@@ -471,6 +496,9 @@ fn first_round(
     let mut folded = None;
     loop {
         let s = take(exec, size, budget)?;
+        if let Some(next) = ahead.take() {
+            exec.prepare(&next);
+        }
         rounds += 1;
         warmed_s += s.seconds;
         let long_enough = s.seconds >= a.start_s;
@@ -941,21 +969,25 @@ mod tests {
         assert_eq!(mib, [16, 32], "{c:?}");
     }
 
-    /// The next pair's session is opened when a pair starts, and the run waits for its login
-    /// (`settle`) before every transfer that may be a sample: after the warm-up, and before a
-    /// warm row's first transfer.
+    /// One login at a time, none during a sample: the next pair's session is opened once this
+    /// pair's own login is over (after its first transfer, or from its start when it was
+    /// opened ahead itself), and the run waits for the new login (`settle`) before every
+    /// transfer that may be a sample: after the warm-up, and before a warm row's first
+    /// transfer.
     #[test]
     fn the_next_login_runs_during_the_warm_up_and_never_during_a_sample() {
-        let mut ex = Scripted::new(&[("a", 100.0), ("b", 100.0)], 0.0, 0.0);
-        let mut p = plan(&["a", "b"]);
+        let mut ex = Scripted::new(&[("a", 100.0), ("b", 100.0), ("c", 100.0)], 0.0, 0.0);
+        let mut p = plan(&["a", "b", "c"]);
         p.directions = vec![Direction::Upload, Direction::Download];
         let mut a = adaptive();
         a.race = false;
         a.max_samples = 2;
         run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
+        // "a" asks for "b" once its own first transfer (its login) is over; "b", opened ahead,
+        // asks for "c" before its first transfer, once its own login is waited for.
         let want = [
-            "prepare:b",
             "a:4",
+            "prepare:b",
             "a:32",
             "settle",
             "a:32",
@@ -963,6 +995,8 @@ mod tests {
             "settle",
             "a:32",
             "a:64",
+            "settle",
+            "prepare:c",
             "b:6",
             "b:32",
             "settle",
@@ -971,6 +1005,14 @@ mod tests {
             "settle",
             "b:32",
             "b:64",
+            "c:6",
+            "c:32",
+            "settle",
+            "c:32",
+            "c:64",
+            "settle",
+            "c:32",
+            "c:64",
         ];
         assert_eq!(ex.events, want);
     }
