@@ -64,9 +64,9 @@ pub trait Executor {
     fn warms_per_pair(&self) -> bool {
         true
     }
-    /// `next` is the pair measured after the one warming up now, called once this pair's
-    /// first transfer (and so its own login) is over: an engine may log in for it while the
-    /// rest of the warm-up runs (the OpenSSH engine's login cost 0.14 s per cipher on
+    /// `next` is the pair measured after the one warming up now, called once this pair's own
+    /// login is over (one login at a time): an engine may log in for it while the rest of the
+    /// warm-up runs (the OpenSSH engine's login cost 0.14 s per cipher on
     /// loopback, paid in turn). Whatever it starts must be over before a timed sample, so the
     /// run calls `settle` first.
     fn prepare(&mut self, _next: &Job) {}
