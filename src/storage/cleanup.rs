@@ -125,9 +125,38 @@ pub fn undo(r: &Resource) -> Result<(), String> {
                 return Ok(());
             }
             run_capture(Command::new("losetup").arg("-d").arg(dev))
-                .map(drop)
-                .map_err(|e| format!("detaching {}: {e:#}", dev.display()))
+                .map_err(|e| format!("detaching {}: {e:#}", dev.display()))?;
+            // `losetup -d` succeeds on a device another process still holds open (udev probing
+            // it, for one): the kernel only marks it to detach when that process closes it. A
+            // run in the test VM reported its device gone while it was still attached; wait
+            // until it is gone.
+            if detached_within(dev, LOOP_DETACH_WAIT) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} is still attached: another process holds it open (the kernel detaches \
+                     it when that process closes it)",
+                    dev.display()
+                ))
+            }
         }),
+    }
+}
+
+/// How long one detach waits for the last holder of a loop device to close it.
+const LOOP_DETACH_WAIT: Duration = Duration::from_secs(2);
+
+/// Whether `dev` is detached within `wait`, polled every 20 ms.
+fn detached_within(dev: &std::path::Path, wait: Duration) -> bool {
+    let end = std::time::Instant::now() + wait;
+    loop {
+        if !super::dmcrypt::loop_attached(dev) {
+            return true;
+        }
+        if std::time::Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 

@@ -221,3 +221,39 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
         "storage::stale: {storage:?}\nthe helper: {helper:?}\nstorage said {said:?}\nthe run said {err}"
     );
 }
+
+/// `losetup -d` on a loop device another process still holds open succeeds, yet the device
+/// stays attached until that process closes it (udev probing it, say). Cleanup waits for the
+/// detach: a run in the test VM once reported its loop device gone while it was still there.
+#[test]
+fn a_loop_device_held_open_is_gone_when_cleanup_returns() {
+    use sshtune::storage::cleanup::{undo, Resource};
+    use sshtune::storage::dmcrypt::loop_attached;
+    if !is_root() {
+        eprintln!("skipped: loop devices need root (CI runs as root)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let img = dir.path().join("held.img");
+    std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();
+    let o = output(Command::new("losetup").args(["--find", "--show"]).arg(&img));
+    assert!(o.status.success(), "losetup: {}", stderr(&o));
+    let dev = PathBuf::from(String::from_utf8_lossy(&o.stdout).trim());
+    let holder = std::fs::File::open(&dev).unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(400));
+        drop(holder);
+    });
+    let done = undo(&Resource::Loop(dev.clone()));
+    let attached = loop_attached(&dev);
+    release.join().unwrap();
+    if attached {
+        let _ = Command::new("losetup").arg("-d").arg(&dev).status();
+    }
+    assert_eq!(done, Ok(()));
+    assert!(
+        !attached,
+        "{} still attached when cleanup returned",
+        dev.display()
+    );
+}

@@ -15,7 +15,9 @@
 //! died without cleaning up left (their pid no longer exists), by `storage::stale`'s rules
 //! (written there); `tests/it/stale_rules.rs` runs both on the same leftovers and compares.
 //! Loop devices are found in sysfs as `storage::dmcrypt::loops` finds them, so a backing file
-//! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too.
+//! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too. A loop
+//! device is detached once sysfs no longer lists it: `losetup -d` on one another process holds
+//! open only marks it, so both wait up to 2 s for it to go (`storage::cleanup`).
 //!
 //! Why not storage's Rust code run over ssh: it needs sshtune on the destination, which the
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
@@ -39,11 +41,12 @@ const AGENT: &str = r#"d=$1; tok=$2; trap "" PIPE;
 w="$d/sshtune-storage-$$-$tok"; m="$w/mnt"; f="$w/luks.img"; lp=; on=; maps=; made=;
 left() { echo "SSHTUNE-LEFT $*"; };
 dead() { case $1 in ""|*[!0-9]*) return 1;; esac; [ ! -d "/proc/$1" ]; };
+gone() { lb=/sys/block/${1#/dev/}/loop/backing_file; li=0; while [ -e "$lb" ] && [ $li -lt 20 ]; do sleep 0.1; li=$((li+1)); done; [ ! -e "$lb" ]; };
 err() { echo "SSHTUNE-ERR $(tail -n1 "$w/err" 2>/dev/null)"; };
 down() { trap "" HUP INT TERM;
  if [ -n "$on" ]; then umount "$m" 2>/dev/null || left "mount $m"; on=; fi;
  for n in $maps; do cryptsetup close "$n" 2>/dev/null || { sleep 1; cryptsetup close "$n" 2>/dev/null; } || left "mapping $n"; done; maps=;
- if [ -n "$lp" ]; then losetup -d "$lp" 2>/dev/null || left "loop device $lp"; lp=; fi;
+ if [ -n "$lp" ]; then { losetup -d "$lp" 2>/dev/null && gone "$lp"; } || left "loop device $lp"; lp=; fi;
  if [ -n "$made" ]; then if mountpoint -q "$m" 2>/dev/null; then left "directory $w"; else rm -rf -- "$w" || left "directory $w"; fi; made=; fi;
  echo SSHTUNE-BYE; };
 [ -d "$d" ] || { echo "SSHTUNE-ERR nodir $d"; exit 0; };
@@ -58,7 +61,7 @@ for s in /sys/block/dm-*/dm/name; do [ -r "$s" ] || continue; read -r n < "$s";
 for s in /sys/block/loop*/loop/backing_file; do [ -r "$s" ] || continue; read -r b < "$s"; x=${b%/*}; x=${x##*/};
  case $x in sshtune-storage-*) ;; *) continue;; esac; p=${x#sshtune-storage-}; dead "${p%%-*}" || continue;
  l=${s#/sys/block/}; l="/dev/${l%%/*}";
- losetup -d "$l" 2>/dev/null && echo "SSHTUNE-STALE detached $l" || echo "SSHTUNE-STALE could not detach $l"; done;
+ losetup -d "$l" 2>/dev/null && gone "$l" && echo "SSHTUNE-STALE detached $l" || echo "SSHTUNE-STALE could not detach $l"; done;
 for x in "$d"/sshtune-storage-*; do [ -d "$x" ] || continue; p=${x##*/sshtune-storage-}; dead "${p%%-*}" || continue;
  if [ ! -L "$x" ] && mountpoint -q "$x/mnt" 2>/dev/null; then umount "$x/mnt" 2>/dev/null || { echo "SSHTUNE-STALE could not unmount $x/mnt"; continue; }; fi;
  rm -rf -- "$x" && echo "SSHTUNE-STALE removed $x" || echo "SSHTUNE-STALE could not remove $x"; done;
