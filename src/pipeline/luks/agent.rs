@@ -17,7 +17,8 @@
 //! Loop devices are found in sysfs as `storage::dmcrypt::loops` finds them, so a backing file
 //! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too. A loop
 //! device is detached once sysfs no longer lists it: `losetup -d` on one another process holds
-//! open only marks it, so both wait up to 2 s for it to go (`storage::cleanup`).
+//! open only marks it, so the helper waits up to 2 s for it to go (`storage::cleanup` waits
+//! as long in each of its tries).
 //!
 //! Why not storage's Rust code run over ssh: it needs sshtune on the destination, which the
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
