@@ -229,6 +229,7 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
 fn a_loop_device_held_open_is_gone_when_cleanup_returns() {
     use sshtune::storage::cleanup::{undo, Resource};
     use sshtune::storage::dmcrypt::loop_attached;
+    let _lock = support::shared();
     if !is_root() {
         eprintln!("skipped: loop devices need root (CI runs as root)");
         return;
