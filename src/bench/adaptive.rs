@@ -153,9 +153,9 @@ impl Noise {
     /// The cost is the lower quartile over pairs, not the median: a pair's intercept is the
     /// start plus twice the shorter sample's disturbance minus the longer one's, and a
     /// disturbance only ever adds time, so most pairs read high. On loopback the median over
-    /// agreeing pairs came to 40–60 ms and lengthened every OpenSSH sample to the longest
-    /// length, where fixed sizes showed none: 16 MiB uploads in one session ran at the rate
-    /// of 1 GiB ones (972 against 1008 MiB/s, 16 ms each).
+    /// agreeing pairs asks for tens of milliseconds, enough to lengthen every OpenSSH sample
+    /// to the longest length, where samples of fixed sizes show no start at all
+    /// (docs/measurements.md, "The start-cost floor").
     pub fn shortest_s(&self, a: &Adaptive) -> f64 {
         let cost = stats::lower_quartile(&self.starts).unwrap_or(0.0);
         (cost / NOISE_FLOOR).max(a.start_s).min(a.longest_s)
@@ -260,12 +260,10 @@ pub fn run(
             }
             progress.status(&status(cipher, direction, &budget));
             // The pair's other direction, measured just before: its size is a first guess at
-            // this one's, and its session is warm for this one too. A session kept for both
-            // directions used to read a third to a half of the thorough rate in its first
-            // download: the client's 64 KiB stdout pipe held the first MiB back for 70–150 ms.
-            // Behind pipes widened on both ends (`process::widen_pipes`, `remote`'s setup) the
-            // first download read 0.82–1.43 of the sample after it (median 0.87, against 0.74
-            // before), and a first sample that still reads low is what the ramp-up rule in
+            // this one's, and its session is warm for this one too, once the pipes around
+            // `ssh` are wide on both ends (`process::widen_pipes`, `remote`'s setup): behind
+            // 64 KiB pipes a session's first download stalls (docs/measurements.md, "The pipes
+            // around `ssh`"). A first sample that still reads low is what the ramp-up rule in
             // `first_round` lengthens. Where a pair has nothing of its own to warm (the native
             // engine), any transfer before warmed up all there is to warm: this process.
             let guess = rows
@@ -462,10 +460,9 @@ struct Footing<'a> {
 /// transfers more (0.7 s). A `first_guess` comes from another cipher and is kept up to
 /// `OVERSHOT` shortest samples.
 ///
-/// The second sample is always twice the first. Tried with two samples of one length once
-/// the run had four start costs, the OpenSSH engine on loopback ran in 42.8 s instead of
-/// about 50, but rows whose pair agreed while both read low (0.65–0.68 of `--thorough`) went
-/// unlengthened, and 9 of 69 significant pairs came out in the wrong order.
+/// The second sample is always twice the first: two samples of one length can agree while
+/// both read low, and then the start they pay goes unseen, which only a longer sample shows
+/// (docs/measurements.md, "The second sample twice the first").
 fn first_round(
     exec: &mut dyn Executor,
     sampling: &Sampling,
@@ -522,11 +519,10 @@ fn first_round(
         }
         // A session is warm once it has carried a shortest sample's time, in one transfer or
         // several: the first sample then takes the size the last one aims at. Waiting for one
-        // sizing transfer to last that long cost a fresh session a third transfer of 0.3 s
-        // whenever the second fell just short. A warm-up of a quarter of that (the first
-        // transfer alone) was tried over loopback: the OpenSSH engine ran in 25.7–28.5 s
-        // instead of 28.7–33.9, but its rows read a median 0.862 of `--thorough` in the one
-        // comparison made, and first samples fell from 1.027 of the second to 0.986.
+        // sizing transfer to last that long would cost a fresh session a third transfer
+        // whenever the second fell just short. A shorter warm-up (the first transfer alone)
+        // leaves first samples low over loopback (docs/measurements.md, "Rules measured and
+        // not adopted").
         let warmed = long_enough || (!warm && warmed_s >= a.start_s);
         if (warmed && rounds >= sampling.warmup.max(1))
             || rounds >= MAX_SIZING_ROUNDS
@@ -547,11 +543,11 @@ fn first_round(
     // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
     // The pair a resizing makes (the short sample and the longer one) says what a start costs
     // too, and it is the only pair a floor at the longest length leaves: every later pair is
-    // of one length and implies none. Unrecorded, one early pair's noise set the floor for
-    // the whole run: a 3des-cbc pair 20% apart (within the noise its first sample had shown)
-    // implied 0.10 s, and every later OpenSSH sample lasted 2 s (170.8 s for the embedded
-    // default instead of about 50). A real start gives the same intercept in every pair, so
-    // only a floor noise raised comes down.
+    // of one length and implies none. Unrecorded, one early pair's noise would set the floor
+    // for the whole run (a 3des-cbc pair 20% apart, within the noise its first sample had
+    // shown, can imply 0.10 s and hold every later OpenSSH sample at 2 s: docs/measurements.md,
+    // "The start-cost floor"). A real start gives the same intercept in every pair, so only a
+    // floor noise raised comes down.
     let mut resized = 0;
     while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
         size = aim(size, prev.seconds, noise.shortest_s(a), a.longest_s);

@@ -34,7 +34,7 @@ const START_S: f64 = 0.1;
 /// CPU quota counts fewer ticks in the same time, so its samples start longer in proportion
 /// (`tick_seconds`). Half, not the third that a first sample and one twice as long would
 /// need: OpenSSH samples of a sixth of a second on loopback read 0.80 of `--thorough` (median
-/// over 20 rows) where a quarter second read 1.05 the same day (docs/time-to-answer.md).
+/// over 20 rows) where a quarter second read 1.05 the same day (docs/measurements.md).
 const TICK_CPU_ROW_S: f64 = 0.5;
 
 /// Starts the engine of `kind` against the options' target (or its private server).

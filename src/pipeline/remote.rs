@@ -76,7 +76,8 @@ r=$?; rm -f -- "$f"; echo "SSHTUNE-DISK rc=$r mode=$m"; echo "$o" | tail -n1"#;
 /// Single-line files are read with the shell's own `read`, so an interval starts three
 /// programs (`cat`, `grep`, `sleep`) instead of eight or more: the loop's load is load on the
 /// machine it measures. In a virtual machine without acceleration, at 100 ms, ssh alone read
-/// 1.4–1.5 MiB/s beside the older loop and 1.8–2.1 beside this one (docs/pipeline.md).
+/// 1.4–1.5 MiB/s beside a loop that started eight or more and 1.8–2.1 beside this one
+/// (docs/measurements.md).
 const SAMPLER: &str = r#"echo "@SELF $$ $PPID $(cut -d" " -f4 /proc/$PPID/stat 2>/dev/null) $(getconf CLK_TCK 2>/dev/null || echo 100)";
 i=$1; k=$2;
 QD=$(while IFS=: read -r n c g; do case ",$c," in *,cpu,*) r=/sys/fs/cgroup/cpu;; ,,) r=/sys/fs/cgroup;; *) continue;; esac;

@@ -31,7 +31,7 @@ pub fn format_of(path: &Path) -> Option<Format> {
 
 /// Resolves each file's format (explicit, else its extension, else `stdout_format`) and checks
 /// every file writable, leaving nothing behind. Stdout keeps `stdout_format` unless a file
-/// already receives that format, so `--format json --output run.json` stays quiet as before.
+/// already receives that format, so `--format json --output run.json` prints nothing.
 pub fn plan(requests: &[(PathBuf, Option<Format>)], stdout_format: Format) -> Result<Outputs> {
     let mut files: Vec<(PathBuf, Format)> = Vec::new();
     for (path, explicit) in requests {

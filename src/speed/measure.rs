@@ -63,8 +63,8 @@ fn sample(op: &mut Op, min_time: f64) -> Result<Sample> {
 
 /// Where `run_adaptive` starts, CPU seconds per sample: long enough for dozens of 32 KiB
 /// calls of the slowest cipher in the catalog (3des-cbc), and the thread's CPU clock counts
-/// nanoseconds; short, because a longer sample costs only the short ones it adds. At 0.1 s a
-/// default run of 88 rows took 58.7–65.2 s on the development machine.
+/// nanoseconds; short, because a longer sample costs only the short ones it adds (a default
+/// run's wall time: docs/measurements.md).
 pub const START_S: f64 = 0.05;
 /// Samples whose relative spread is within this agree; wider, they are lengthened.
 pub const AGREE: f64 = 0.05;
@@ -80,12 +80,12 @@ pub const EXTRA: u32 = 2;
 /// `AGREE`, `EXTRA` more are taken, and the row is done if the samples left after setting
 /// aside the highest and lowest agree: one disturbed sample is a neighbour's burst, not a
 /// reason to lengthen, and it stays in the row's range. Otherwise the length doubles, the
-/// last step only up to `longest` (as long as every sample was before this mode existed),
-/// where the row takes what it has.
+/// last step only up to `longest` (`--min-time`), where the row takes what it has.
 ///
-/// On the project's 2-core machine, idle, a full default run that took every sample again
-/// at twice the length whenever three disagreed took 103 s for 88 rows and 17 reference
-/// runs; with the rules here, 58.7–65.2 s (docs/time-to-answer.md).
+/// Taking every sample again at twice the length whenever three disagree measures the same
+/// calls twice and lengthens rows for one neighbour's burst: on the project's 2-core machine
+/// such a default run took 103 s against 58.7–65.2 s with these rules at 0.1 s samples
+/// (docs/measurements.md, "The sampling rules").
 pub fn run_adaptive(op: &mut Op, longest: f64, samples: u32) -> Result<Vec<Sample>> {
     warm_up(op)?;
     let short = START_S.min(longest);

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 
 /// References the table forbids that the code still has, while a refactoring removes them:
 /// (from file, to file). Each is ignored until then; an entry whose reference is gone fails the
-/// test, so the list only shrinks. Empty since the issue-13 refactoring landed; keep it so.
+/// test, so the list only shrinks. Empty; keep it so.
 const KNOWN_REFERENCES: &[(&str, &str)] = &[];
 
 /// Import cycles the code still has while a refactoring breaks them: the files of one strongly
 /// connected component, sorted. An entry that no longer is exactly a component fails the test.
-/// Empty since the issue-13 refactoring landed; keep it so.
+/// Empty; keep it so.
 const KNOWN_CYCLES: &[&[&str]] = &[];
 
 /// One `crate::`/`super::`/`self::` path as written: where, and its segments.

@@ -1,5 +1,5 @@
-//! Every integration test, one module per area, linked into one binary: each test file used to
-//! be a binary of its own, linking the whole library again, which was most of the suite's build
+//! Every integration test, one module per area, linked into one binary: a binary per test file
+//! would link the whole library again for each, and that linking was most of the suite's build
 //! time. Tests run in parallel on the harness's threads; `support::lock` keeps the ones that
 //! measure apart from all others. One area: `cargo test --release --test it bench_cli::`.
 
@@ -9,6 +9,7 @@ mod bench_cli;
 mod config_cmd;
 mod config_list_prop;
 mod config_parser;
+mod docs_prose;
 mod fleet_ansible;
 mod interop_asyncssh;
 mod interop_dropbear;
