@@ -95,7 +95,7 @@ impl Native {
     }
 
     /// Raw-TCP throughput to an `sshtune serve` host: the server opens a one-shot port that
-    /// only accepts this session's token and sends `bytes` bytes. Returns MiB/s.
+    /// only accepts this SSH session's token and sends `bytes` bytes. Returns MiB/s.
     pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
         use std::io::{Read, Write};
         let t = self.connect(&self.cfg)?;

@@ -3,7 +3,7 @@
 //! "last" or "previous" one, is diary prose: the figures belong in docs/measurements.md with
 //! their date, machine and command, and what came before them in git. "Session" otherwise
 //! means an SSH session, and those pass: "a fresh session", "the session's sshd", "one session
-//! per connection", "the first session of a pair".
+//! per connection", "a session opened ahead".
 //!
 //! The check reads every text file under the project's own trees, joins each file's lines
 //! (comment markers and heading marks taken off, so a phrase broken over two lines is one
