@@ -1,40 +1,84 @@
 //! Every integration test, one module per area, linked into one binary: a binary per test file
 //! would link the whole library again for each, and that linking was most of the suite's build
 //! time. Tests run in parallel on the harness's threads; `support::lock` keeps the ones that
-//! measure apart from all others. One area: `cargo test --release --test it bench_cli::`.
+//! measure apart from all others. A folder per area, a file per subject; one area:
+//! `cargo test --release --test it -- native::`, one file: `-- cli::bench::`.
+//!
+//! A test that needs what this machine may lack (root, the VM, Chromium) asks `support`
+//! (`require_root`, `vm::require`): outside CI it skips with the reason, with `CI` set it fails.
 
 mod support;
 
-mod bench_cli;
-mod config_cmd;
-mod config_list_prop;
-mod config_parser;
-mod docs_prose;
-mod fleet_ansible;
-mod interop_asyncssh;
-mod interop_dropbear;
-mod interop_openssh;
-mod jump_host;
-mod layers;
-mod locks;
-mod native_bench;
-mod native_malformed;
-mod native_pair;
-mod native_threads;
-mod pipeline_errors;
-mod pipeline_loopback;
-mod pipeline_vm;
-mod probe_cli;
-mod report_html;
-mod scenario_cpu;
-mod scenario_loopback;
-mod scenario_network;
-mod scenario_tcp_sink;
-mod serve_auth;
-mod serve_limits;
-mod speed_cli;
-mod stale_rules;
-mod storage_cli;
-mod storage_parse;
-mod storage_plan;
-mod storage_vm;
+/// `sshtune bench`, `speed` and `probe` end to end through the binary, on loopback.
+mod cli {
+    mod bench;
+    mod probe;
+    mod speed;
+}
+
+/// The sshd-config parser and `sshtune config` against the real sshd and ssh.
+mod config {
+    mod cmd;
+    mod list_prop;
+    mod parser;
+}
+
+/// The native transport against OpenSSH, Dropbear and AsyncSSH.
+mod interop {
+    mod asyncssh;
+    mod dropbear;
+    mod openssh;
+}
+
+/// Checks over the tree itself: the layer table, prose in docs and comments, the test lock.
+mod meta {
+    mod docs_prose;
+    mod layers;
+    mod locks;
+}
+
+/// The native engine and `sshtune serve` against each other.
+mod native {
+    mod bench;
+    mod malformed;
+    mod pair;
+    mod threads;
+}
+
+/// `sshtune pipeline`: loopback, its errors and cleanup, the VM (dm-crypt).
+mod pipeline {
+    mod errors;
+    mod loopback;
+    pub mod vm;
+}
+
+/// `sshtune report` rendered in headless Chromium, and re-rendered in every format.
+mod report {
+    mod html;
+}
+
+/// Known situations (CPU quotas, shaped links, a jump host, an Ansible fleet) and the verdicts
+/// bench must reach in them; most need root and measure.
+mod scenario {
+    mod cpu;
+    mod fleet_ansible;
+    mod jump_host;
+    mod loopback;
+    mod network;
+    mod tcp_sink;
+}
+
+/// `sshtune serve`: authentication against sshd's own decisions, and every pre-auth limit.
+mod serve {
+    mod auth;
+    mod limits;
+}
+
+/// `sshtune storage` and the cleanup of what a killed run left, here and in the VM.
+mod storage {
+    mod cli;
+    mod parse;
+    mod plan;
+    mod stale_rules;
+    mod vm;
+}

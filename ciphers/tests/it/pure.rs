@@ -2,10 +2,9 @@
 //! asking for the openssl backend anywhere is an error that says why, not a panic.
 #![cfg(not(feature = "openssl"))]
 
-mod common;
 use ciphers::raw::{RawCipher, RawMac, RawPoly1305};
 use ciphers::{Backend, DirectionKeys, Error, OpeningKey, SealingKey, CIPHERS, MACS};
-use common::*;
+use crate::support::*;
 
 #[test]
 fn every_default_backend_is_rust() {

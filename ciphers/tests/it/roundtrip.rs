@@ -3,9 +3,8 @@
 //! Crossing backends (seal with one, open with the other) is what proves they agree on the
 //! wire format, since the two share only the framing code.
 
-mod common;
 use ciphers::Backend;
-use common::*;
+use crate::support::*;
 use proptest::prelude::*;
 
 #[test]

@@ -1,5 +1,4 @@
 //! Helpers shared by the ciphers crate's tests.
-#![allow(dead_code)]
 
 use ciphers::{Backend, CipherSpec, DirectionKeys, MacSpec, OpeningKey, SealingKey, CIPHERS, MACS};
 

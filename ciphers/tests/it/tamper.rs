@@ -1,9 +1,8 @@
 //! Integrity: any flipped bit in a sealed packet must make `open` fail, and the length
 //! checks must refuse sizes a peer could use to make us buffer too much.
 
-mod common;
 use ciphers::{Backend, CipherKind, Error, MAX_PACKET_LEN};
-use common::*;
+use crate::support::*;
 
 #[test]
 fn every_flipped_bit_position_class_is_rejected() {

@@ -121,7 +121,7 @@ fn vm_storage_matrix_signals_and_pipeline_onto_luks() {
         ..Vm::default()
     };
     let storage = script(out.path(), &format!("{MATRIX}{SIGNALS}"));
-    let pipeline = crate::pipeline_vm::script(pipe.path());
+    let pipeline = crate::pipeline::vm::script(pipe.path());
     let r = vm
         .rwdir(out.path())
         .rwdir(pipe.path())
@@ -129,7 +129,7 @@ fn vm_storage_matrix_signals_and_pipeline_onto_luks() {
     let d = out.path();
     matrix_and_luks2(d, &r);
     signals_and_stale(d);
-    crate::pipeline_vm::check(pipe.path(), &r.console());
+    crate::pipeline::vm::check(pipe.path(), &r.console());
 }
 
 fn matrix_and_luks2(d: &Path, r: &VmOutput) {
