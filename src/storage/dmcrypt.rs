@@ -181,7 +181,7 @@ pub fn loop_attached(dev: &Path) -> bool {
 
 /// The owner's pid of a mapping `sshtune-<pid>-<n>`, as written (decimal digits only).
 /// The helper on a pipeline's destination (`pipeline::luks::agent`) applies the same rule in
-/// shell; `tests/it/stale_rules.rs` holds the two to one answer.
+/// shell; `tests/it/storage/stale_rules.rs` holds the two to one answer.
 pub fn mapping_owner(name: &str) -> Option<&str> {
     let (pid, _) = name.strip_prefix(PREFIX)?.split_once('-')?;
     digits(pid)

@@ -4,8 +4,9 @@
 //! measure apart from all others. A folder per area, a file per subject; one area:
 //! `cargo test --release --test it -- native::`, one file: `-- cli::bench::`.
 //!
-//! A test that needs what this machine may lack (root, the VM, Chromium) asks `support`
-//! (`require_root`, `vm::require`): outside CI it skips with the reason, with `CI` set it fails.
+//! A test that needs what a machine may lack (root, the VM, Chromium) asks `support` first
+//! (`require_root`, `vm::require`, `require_program`): outside CI it skips saying why; with `CI`
+//! set it fails.
 
 mod support;
 
@@ -37,7 +38,8 @@ mod meta {
     mod locks;
 }
 
-/// The native engine and `sshtune serve` against each other.
+/// The native client and server: bench's native engine, client against `sshtune serve` in one
+/// process, the keystream threads, hostile input.
 mod native {
     mod bench;
     mod malformed;

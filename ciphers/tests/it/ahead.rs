@@ -2,8 +2,8 @@
 //! packet sealed by `SealingKey::with_keystream_ahead` equals the single-thread key's, across
 //! chunk boundaries, oversized packets and sequence-number jumps, and opens normally.
 
-use ciphers::{Backend, DirectionKeys, OpeningKey, SealingKey, HEADER_LEN};
 use crate::support::material;
+use ciphers::{Backend, DirectionKeys, OpeningKey, SealingKey, HEADER_LEN};
 
 fn same_wire(cipher: &str, mac: Option<&str>, backend: Backend) {
     let (key, iv, mk) = (material(64, 1), material(16, 2), material(64, 3));

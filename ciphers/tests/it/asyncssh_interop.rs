@@ -3,8 +3,8 @@
 //! seal and we open what it seals. This pins the wire format (length handling, padding rules,
 //! MAC input, GCM counter, chacha20-poly1305 key split) beyond our own round trips.
 
-use ciphers::{Backend, CipherKind, DirectionKeys, OpeningKey, SealingKey, CIPHERS, MACS};
 use crate::support::material;
+use ciphers::{Backend, CipherKind, DirectionKeys, OpeningKey, SealingKey, CIPHERS, MACS};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};

@@ -3,9 +3,9 @@
 //! backends, each opening what ring seals, and every single-bit change refused. Poly1305 alone
 //! is checked against RFC 8439's vector in both backends.
 
+use crate::support::material;
 use ciphers::raw::RawPoly1305;
 use ciphers::{Backend, DirectionKeys, Error, OpeningKey, SealingKey, HEADER_LEN};
-use crate::support::material;
 use ring::aead::chacha20_poly1305_openssh as reference;
 
 const NAME: &str = "chacha20-poly1305@openssh.com";

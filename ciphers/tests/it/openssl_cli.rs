@@ -3,9 +3,9 @@
 //! legacy provider. RC4 with a 256-bit key is checked against Python's `cryptography` (the
 //! library AsyncSSH uses), because `openssl enc` fixes RC4's key at 128 bits.
 
+use crate::support::material;
 use ciphers::raw::RawCipher;
 use ciphers::{Backend, CipherKind, Primitive, CIPHERS};
-use crate::support::material;
 use std::io::Write;
 use std::process::{Command, Stdio};
 

@@ -2,9 +2,9 @@
 //! asking for the openssl backend anywhere is an error that says why, not a panic.
 #![cfg(not(feature = "openssl"))]
 
+use crate::support::*;
 use ciphers::raw::{RawCipher, RawMac, RawPoly1305};
 use ciphers::{Backend, DirectionKeys, Error, OpeningKey, SealingKey, CIPHERS, MACS};
-use crate::support::*;
 
 #[test]
 fn every_default_backend_is_rust() {

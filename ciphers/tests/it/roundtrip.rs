@@ -3,8 +3,8 @@
 //! Crossing backends (seal with one, open with the other) is what proves they agree on the
 //! wire format, since the two share only the framing code.
 
-use ciphers::Backend;
 use crate::support::*;
+use ciphers::Backend;
 use proptest::prelude::*;
 
 #[test]

@@ -1,8 +1,8 @@
 //! Integrity: any flipped bit in a sealed packet must make `open` fail, and the length
 //! checks must refuse sizes a peer could use to make us buffer too much.
 
-use ciphers::{Backend, CipherKind, Error, MAX_PACKET_LEN};
 use crate::support::*;
+use ciphers::{Backend, CipherKind, Error, MAX_PACKET_LEN};
 
 #[test]
 fn every_flipped_bit_position_class_is_rejected() {

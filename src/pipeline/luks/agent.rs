@@ -13,7 +13,7 @@
 //! ssh connection dropping, or this process killed outright — and on SIGHUP/SIGTERM, and says
 //! what it could not remove. At start it removes what helpers and `sshtune storage` runs that
 //! died without cleaning up left (their pid no longer exists), by `storage::stale`'s rules
-//! (written there); `tests/it/stale_rules.rs` runs both on the same leftovers and compares.
+//! (written there); `tests/it/storage/stale_rules.rs` runs both on the same leftovers and compares.
 //! Loop devices are found in sysfs as `storage::dmcrypt::loops` finds them, so a backing file
 //! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too. A loop
 //! device is detached once sysfs no longer lists it: `losetup -d` on one another process holds

@@ -146,20 +146,11 @@ fn table_csv_and_markdown_render_the_same_rows() {
         ("csv", "engine,cipher,mac"),
         ("markdown", "| engine |"),
     ] {
-        let o = output(bench_against(&server).args([
-            "--ciphers",
-            "aes128-ctr",
-            "--size",
-            "2M",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0",
-            "-q",
-            "--format",
-            format,
-            "--explain",
-        ]));
+        let o = output(
+            bench_against(&server)
+                .args(support::quick_bench("aes128-ctr", "2M"))
+                .args(["-q", "--format", format, "--explain"]),
+        );
         assert!(o.status.success(), "{format}: {}", stderr(&o));
         let text = stdout(&o);
         assert!(text.contains(marker), "{format}: {text}");
@@ -313,18 +304,8 @@ fn a_server_killed_mid_run_gives_one_line_and_leaves_nothing() {
     let _lock = support::shared();
     let mut server = EmbeddedSshd::start("").unwrap();
     let mut child = bench_against(&server)
-        .args([
-            "--ciphers",
-            "aes128-ctr",
-            "--size",
-            "64G",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0",
-            "--direction",
-            "upload",
-        ])
+        .args(support::quick_bench("aes128-ctr", "64G"))
+        .args(["--direction", "upload"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -360,17 +341,8 @@ fn ctrl_c_stops_the_run_and_removes_the_embedded_server() {
     let _lock = support::shared();
     let tmp = tempfile::tempdir().unwrap();
     let mut child = sshtune()
-        .args([
-            "bench",
-            "--ciphers",
-            "aes128-ctr",
-            "--size",
-            "64G",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0",
-        ])
+        .arg("bench")
+        .args(support::quick_bench("aes128-ctr", "64G"))
         .env("TMPDIR", tmp.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -427,20 +399,15 @@ fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
         ),
     )
     .unwrap();
-    let o = output(sshtune().arg("bench").arg("-F").arg(&cfg).args([
-        "benchbox",
-        "--ciphers",
-        "aes128-ctr",
-        "--size",
-        "2M",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0",
-        "-q",
-        "--format",
-        "json",
-    ]));
+    let o = output(
+        sshtune()
+            .arg("bench")
+            .arg("-F")
+            .arg(&cfg)
+            .arg("benchbox")
+            .args(support::quick_bench("aes128-ctr", "2M"))
+            .args(["-q", "--format", "json"]),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["host"], "benchbox");
@@ -780,7 +747,7 @@ fn one_unwritable_output_among_several_fails_first_and_leaves_nothing() {
 fn bench_on_a_terminal(no_color: Option<&str>) -> String {
     let line = format!(
         "stty cols 160; {} bench --size 8M --ciphers aes128-ctr --engine native --repeat 2 --no-ceiling -q",
-        env!("CARGO_BIN_EXE_sshtune")
+        support::SSHTUNE
     );
     let mut cmd = Command::new("script");
     cmd.args(["-qec", &line, "/dev/null"])

@@ -3,19 +3,12 @@
 
 use crate::support;
 use serde_json::Value;
-use std::process::Command;
-
-fn sshtune(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sshtune"))
-        .args(args)
-        .output()
-        .expect("running sshtune")
-}
+use support::{output, sshtune};
 
 #[test]
 fn json_report_has_one_row_per_subject_and_backend() {
     let _lock = support::shared();
-    let out = sshtune(&[
+    let out = output(sshtune().args([
         "speed",
         "--min-time",
         "0.05",
@@ -26,7 +19,7 @@ fn json_report_has_one_row_per_subject_and_backend() {
         "--macs",
         "hmac-sha2-256",
         "--quiet",
-    ]);
+    ]));
     assert!(
         out.status.success(),
         "{}",
@@ -97,7 +90,7 @@ fn csv_to_a_file_with_one_backend() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("speed.csv");
-    let out = sshtune(&[
+    let out = output(sshtune().args([
         "speed",
         "--min-time",
         "0.02",
@@ -113,7 +106,7 @@ fn csv_to_a_file_with_one_backend() {
         "--output",
         path.to_str().unwrap(),
         "-q",
-    ]);
+    ]));
     assert!(
         out.status.success(),
         "{}",
@@ -129,7 +122,7 @@ fn csv_to_a_file_with_one_backend() {
 #[test]
 fn unknown_cipher_is_a_one_line_error() {
     let _lock = support::shared();
-    let out = sshtune(&["speed", "--ciphers", "rot13-cbc", "-q"]);
+    let out = output(sshtune().args(["speed", "--ciphers", "rot13-cbc", "-q"]));
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -142,7 +135,7 @@ fn without_openssl_the_report_says_so() {
     let _lock = support::shared();
     // An empty PATH hides the openssl command; the measurement itself needs nothing from it.
     let empty = tempfile::tempdir().unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_sshtune"))
+    let out = sshtune()
         .args([
             "speed",
             "--min-time",
@@ -171,7 +164,7 @@ fn without_openssl_the_report_says_so() {
 #[test]
 fn markdown_rows_for_a_mac() {
     let _lock = support::shared();
-    let out = sshtune(&[
+    let out = output(sshtune().args([
         "speed",
         "--min-time",
         "0.02",
@@ -183,7 +176,7 @@ fn markdown_rows_for_a_mac() {
         "--format",
         "markdown",
         "-q",
-    ]);
+    ]));
     assert!(
         out.status.success(),
         "{}",
@@ -203,7 +196,7 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("gone/speed.json");
-    let out = sshtune(&["speed", "-q", "--output", missing.to_str().unwrap()]);
+    let out = output(sshtune().args(["speed", "-q", "--output", missing.to_str().unwrap()]));
     assert_eq!(out.status.code(), Some(sshtune::exit::OUTPUT as i32));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim().lines().count(), 1, "{err}");

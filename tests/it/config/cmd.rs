@@ -8,13 +8,7 @@ use crate::support;
 use sshd_config::{ConfigSet, Flavor, ListSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{output, sshtune, stderr, stdout};
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/config")
-        .join(name)
-}
+use support::{fixture, ok, output, sshtune, stderr, stdout};
 
 /// sshd run as root needs /run/sshd even for `-t`. Several sshtune processes run at once in
 /// this binary; creating it up front (it is openssh-server's own runtime directory) keeps one
@@ -28,17 +22,6 @@ fn privsep() {
 fn config(args: &[&str]) -> Output {
     privsep();
     output(sshtune().arg("config").args(args))
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "exit {:?}\nstderr: {}\nstdout: {}",
-        o.status,
-        stderr(o),
-        stdout(o)
-    );
-    stdout(o)
 }
 
 /// The value of the Ciphers line in an emitted drop-in, read back with our parser.
@@ -113,7 +96,7 @@ fn every_policy_passes_the_real_sshd_t() {
         for policy in ["secure", "compatible", "legacy"] {
             let o = config(&[
                 "--from",
-                fixture(fx).to_str().unwrap(),
+                fixture(&format!("config/{fx}")).to_str().unwrap(),
                 "--policy",
                 policy,
                 "--server",
@@ -169,7 +152,7 @@ fn every_policy_passes_the_real_sshd_t() {
 #[test]
 fn order_follows_the_chosen_direction() {
     let _lock = support::shared();
-    let fx = fixture("bench-openssh-9.2.json");
+    let fx = fixture("config/bench-openssh-9.2.json");
     let fx = fx.to_str().unwrap();
     for (dir, first) in [
         ("upload", "aes128-gcm@openssh.com"),
@@ -226,7 +209,7 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
     let _lock = support::shared();
     let weak = ok(&config(&[
         "--from",
-        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
         "--server",
     ]));
     assert!(
@@ -235,7 +218,9 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
     );
     let strict = ok(&config(&[
         "--from",
-        fixture("bench-openssh-9.6-strict.json").to_str().unwrap(),
+        fixture("config/bench-openssh-9.6-strict.json")
+            .to_str()
+            .unwrap(),
         "--server",
     ]));
     assert!(!strict.contains("CVE-2023-48795"), "{strict}");
@@ -245,7 +230,7 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
 #[test]
 fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     let _lock = support::shared();
-    let fx = fixture("bench-openssh-7.4.json");
+    let fx = fixture("config/bench-openssh-7.4.json");
     let fx = fx.to_str().unwrap();
     let dropin = ok(&config(&["--from", fx, "--policy", "legacy", "--server"]));
     let names = ciphers_of(&dropin);
@@ -307,7 +292,7 @@ fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
     let _lock = support::shared();
     // A real `bench --engine both` run on loopback: the native pair ranks aes128-ctr above
     // chacha20-poly1305, the OpenSSH pair (the programs the config is for) the other way.
-    let fx = fixture("bench-both-engines.json");
+    let fx = fixture("config/bench-both-engines.json");
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
     let want = openssh_order(&report);
@@ -346,7 +331,7 @@ fn from_dash_reads_the_report_on_stdin() {
     let _lock = support::shared();
     use std::io::Write;
     use std::process::Stdio;
-    let fx = fixture("bench-openssh-9.2.json");
+    let fx = fixture("config/bench-openssh-9.2.json");
     let run = |input: &[u8]| {
         let mut child = sshtune()
             .args(["config", "--from", "-", "--server"])
@@ -377,9 +362,10 @@ fn from_dash_reads_the_report_on_stdin() {
 #[test]
 fn the_bench_ssh_arguments_reach_the_rsync_line_and_host_block() {
     let _lock = support::shared();
-    let mut report: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("bench-openssh-9.2.json")).unwrap())
-            .unwrap();
+    let mut report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("config/bench-openssh-9.2.json")).unwrap(),
+    )
+    .unwrap();
     report["host"] = "nas".into();
     report["ssh_args"] = serde_json::json!({
         "port": 2222, "login": "admin", "identity": "~/.ssh/nas_ed25519",
@@ -418,11 +404,17 @@ fn bad_input_gives_one_clear_line() {
             "reading /nonexistent/bench.json",
         ),
         (
-            vec!["--from", fixture("debian-sshd_config").to_str().unwrap()],
+            vec![
+                "--from",
+                fixture("config/debian-sshd_config").to_str().unwrap(),
+            ],
             "is not a sshtune bench report",
         ),
         (
-            vec!["--from", fixture("bench-dropbear.json").to_str().unwrap()],
+            vec![
+                "--from",
+                fixture("config/bench-dropbear.json").to_str().unwrap(),
+            ],
             "Dropbear",
         ),
     ] {
@@ -435,7 +427,7 @@ fn bad_input_gives_one_clear_line() {
     // Argument errors come from clap, with its usual hint line.
     let o = config(&[
         "--from",
-        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
         "--openssh-version",
         "x",
     ]);
@@ -461,7 +453,9 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
     std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
     let o = config(&[
         "--from",
-        fixture("bench-legacy-ciphers.json").to_str().unwrap(),
+        fixture("config/bench-legacy-ciphers.json")
+            .to_str()
+            .unwrap(),
         "--apply",
         dropin.to_str().unwrap(),
         "--sshd-config",
@@ -507,7 +501,9 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let args = |d: &Path| {
         vec![
             "--from".to_string(),
-            fixture("bench-openssh-7.4.json").display().to_string(),
+            fixture("config/bench-openssh-7.4.json")
+                .display()
+                .to_string(),
             "--policy".into(),
             "legacy".into(),
             "--apply".into(),
@@ -550,7 +546,7 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     let s = Scratch::new();
     let main = s.main_config("");
     let stray = s.p("stray.conf");
-    let fx = fixture("bench-openssh-9.2.json");
+    let fx = fixture("config/bench-openssh-9.2.json");
     let o = config(&[
         "--from",
         fx.to_str().unwrap(),
@@ -595,7 +591,7 @@ fn apply_explains_when_an_earlier_line_decides_ciphers() {
     let dropin = s.p("sshd_config.d/50-sshtune.conf");
     let o = config(&[
         "--from",
-        fixture("bench-openssh-9.2.json").to_str().unwrap(),
+        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
         "--apply",
         dropin.to_str().unwrap(),
         "--sshd-config",

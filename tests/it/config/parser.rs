@@ -8,6 +8,7 @@ use sshd_config::{ConfigSet, Document, Edit, Flavor, LineKind};
 use sshtune::config::sshd::Sshd;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use support::{fixture, fixture_text};
 
 const FIXTURES: &[&str] = &[
     "debian-sshd_config",
@@ -15,14 +16,6 @@ const FIXTURES: &[&str] = &[
     "crlf-sshd_config",
     "user-ssh_config",
 ];
-
-fn fixture(name: &str) -> (PathBuf, String) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/config")
-        .join(name);
-    let text = std::fs::read_to_string(&path).expect("fixture readable");
-    (path, text)
-}
 
 fn v92() -> ciphers::OpenSshVersion {
     ciphers::OpenSshVersion::new(9, 2)
@@ -59,7 +52,7 @@ fn sshd_value(dump: &[(String, String)], key: &str) -> Vec<String> {
 fn fixtures_round_trip_byte_for_byte() {
     let _lock = support::shared();
     for name in FIXTURES {
-        let (_, text) = fixture(name);
+        let text = fixture_text(&format!("config/{name}"));
         let doc = Document::parse(&text);
         assert_eq!(doc.render(), text, "{name}");
         let invalid: Vec<_> = doc.invalid_lines().collect();
@@ -71,7 +64,7 @@ fn fixtures_round_trip_byte_for_byte() {
 fn editing_ciphers_changes_exactly_one_line() {
     let _lock = support::shared();
     for name in ["debian-sshd_config", "odd-sshd_config", "crlf-sshd_config"] {
-        let (_, text) = fixture(name);
+        let text = fixture_text(&format!("config/{name}"));
         let mut doc = Document::parse(&text);
         let before: Vec<String> = doc.lines.iter().map(|l| l.raw.clone()).collect();
         let edit = doc.set_global(Flavor::Sshd, "Ciphers", &["^aes128-gcm@openssh.com".into()]);
@@ -105,7 +98,7 @@ fn editing_ciphers_changes_exactly_one_line() {
         );
     }
     // The hand-edited file keeps its spelling, separator and trailing comment.
-    let (_, text) = fixture("odd-sshd_config");
+    let text = fixture_text("config/odd-sshd_config");
     let mut doc = Document::parse(&text);
     doc.set_global(Flavor::Sshd, "Ciphers", &["aes128-ctr".into()]);
     assert!(doc
@@ -149,7 +142,7 @@ fn effective_values_agree_with_sshd_t() {
             if let Some(text) = dropin {
                 std::fs::write(conf_d.join("10-test.conf"), text).unwrap();
             }
-            let (_, text) = fixture(name);
+            let text = fixture_text(&format!("config/{name}"));
             let main = s.path("sshd_config");
             std::fs::write(&main, hermetic(&text, &s)).unwrap();
             let dump = sshd.dump(&main).unwrap();
@@ -218,7 +211,8 @@ fn a_match_block_in_an_included_file_ends_with_that_file() {
 #[test]
 fn ssh_config_host_blocks_agree_with_ssh_g() {
     let _lock = support::shared();
-    let (path, text) = fixture("user-ssh_config");
+    let path = fixture("config/user-ssh_config");
+    let text = fixture_text("config/user-ssh_config");
     let s = Scratch::new();
     let set = ConfigSet::from_text(&path, &text, Flavor::Ssh, s.dir.path()).unwrap();
     for host in ["backup", "nas.lan", "printer.lan", "elsewhere"] {

@@ -592,15 +592,8 @@ fn native_bench_follows_ssh_config_for_host_keys() {
         .args(["-o", &format!("GlobalKnownHostsFile={}", global.display())])
         .args(["-o", &format!("StrictHostKeyChecking={strict}")])
         .args(["-o", "HashKnownHosts=yes"])
-        .args([
-            "--ciphers",
-            "aes128-ctr",
-            "--macs",
-            "hmac-sha2-256",
-            "--size",
-            "1M",
-        ])
-        .args(["--repeat", "1", "--warmup", "0", "--direction", "upload"])
+        .args(support::quick_bench("aes128-ctr", "1M"))
+        .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
         .args(["--format", "json", "--quiet"]);
         support::output(&mut cmd)
     };

@@ -73,26 +73,13 @@ fn native_engine_embedded_rows_include_legacy() {
 #[test]
 fn both_engines_side_by_side() {
     let _lock = support::shared();
-    let o = output(sshtune().args([
-        "bench",
-        "--engine",
-        "both",
-        "--size",
-        "2M",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0",
-        "--ciphers",
-        "aes128-ctr",
-        "--macs",
-        "hmac-sha2-256",
-        "--direction",
-        "upload",
-        "--format",
-        "json",
-        "--quiet",
-    ]));
+    let o = output(
+        sshtune()
+            .args(["bench", "--engine", "both"])
+            .args(support::quick_bench("aes128-ctr", "2M"))
+            .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
+            .args(["--format", "json", "--quiet"]),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let engines: Vec<&str> = v["results"]
@@ -107,26 +94,13 @@ fn both_engines_side_by_side() {
 #[test]
 fn packet_size_and_window_are_options_recorded_in_the_json() {
     let _lock = support::shared();
-    let o = output(sshtune().args([
-        "bench",
-        "--engine",
-        "native",
-        "--ciphers",
-        "aes128-ctr",
-        "--size",
-        "2M",
-        "--repeat",
-        "1",
-        "--warmup",
-        "0",
-        "--packet-size",
-        "16K",
-        "--window",
-        "1M",
-        "--format",
-        "json",
-        "--quiet",
-    ]));
+    let o = output(
+        sshtune()
+            .args(["bench", "--engine", "native"])
+            .args(support::quick_bench("aes128-ctr", "2M"))
+            .args(["--packet-size", "16K", "--window", "1M"])
+            .args(["--format", "json", "--quiet"]),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert_eq!(v["settings"]["native_packet_bytes"], 16384);

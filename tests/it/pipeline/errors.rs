@@ -5,7 +5,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use support::pipeline::{files, kill_sshd_and_sessions, leftovers};
-use support::{is_root, output, sshtune, stderr};
+use support::{output, sshtune, stderr};
 
 struct Work {
     _dir: tempfile::TempDir,
@@ -109,7 +109,9 @@ fn missing_destination_is_named() {
 #[test]
 fn read_only_destination_is_refused() {
     let _lock = support::shared();
-    assert!(is_root(), "mounting a read-only tmpfs needs root");
+    if !support::require_root("mounting a read-only tmpfs needs root") {
+        return;
+    }
     let w = work();
     let _m = Tmpfs::mount(&w.dest, "ro,size=1m");
     let err = fails(&w, &w.dest, &["--size", "1M"]);
@@ -122,7 +124,9 @@ fn read_only_destination_is_refused() {
 #[test]
 fn full_destination_is_detected_before_writing() {
     let _lock = support::shared();
-    assert!(is_root(), "mounting a tmpfs needs root");
+    if !support::require_root("mounting a tmpfs needs root") {
+        return;
+    }
     let w = work();
     let _m = Tmpfs::mount(&w.dest, "size=1m");
     let err = fails(&w, &w.dest, &["--size", "8M"]);
@@ -205,7 +209,9 @@ fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
 #[test]
 fn luks_on_a_host_without_device_mapper_is_refused_after_removing_a_killed_runs_leftovers() {
     let _lock = support::shared();
-    assert!(is_root(), "loop devices need root");
+    if !support::require_root("loop devices need root") {
+        return;
+    }
     let w = work();
     let dead = (4_000_000..4_194_304)
         .find(|p| !Path::new(&format!("/proc/{p}")).exists())

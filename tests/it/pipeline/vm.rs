@@ -12,9 +12,9 @@
 //! MiB/s), which must be bounded by ssh, the reason naming the server's quota. It costs about
 //! four minutes of the boot (234 and 239 s in two runs), most of it in ssh logins and the
 //! scratch volume's setup through the quota; the host test
-//! `scenario_cpu::pipeline_onto_a_quota_held_server_is_bound_by_its_quota` checks the same
+//! `scenario::cpu::pipeline_onto_a_quota_held_server_is_bound_by_its_quota` checks the same
 //! rule in seconds, and this one on a real dm-crypt destination.
-//! It runs in the storage VM test's boot (`storage_vm.rs`), after the storage scripts.
+//! It runs in the storage VM test's boot (`storage/vm.rs`), after the storage scripts.
 
 use crate::support;
 
@@ -24,10 +24,10 @@ use support::pipeline::make_source;
 
 /// The shell script the VM runs (`sh W/run.sh`, written into `w`, the directory shared with
 /// the VM); its exit status goes to `W/rc`. It runs in the same boot as the storage VM
-/// test (`storage_vm.rs`): a boot under emulation costs a minute of CI.
+/// test (`storage/vm.rs`): a boot under emulation costs a minute of CI.
 pub fn script(w: &Path) -> String {
     make_source(&w.join("src"), 2 << 20);
-    let bin = env!("CARGO_BIN_EXE_sshtune");
+    let bin = support::SSHTUNE;
     // Inside the VM root is a locked account: the embedded sshd must notice and use PAM, which
     // accepts the key (without PAM sshd refuses a locked account even with a key).
     // The script goes into the shared directory as a file (the harness passes a command as
@@ -85,7 +85,7 @@ exit $rc
 /// `pipeline --luks` through it (3des-cbc onto the current setting). It offers aes128-gcm too:
 /// the run's helper and sampler sessions take the client's default cipher.
 fn board_script(w: &Path) -> String {
-    let bin = env!("CARGO_BIN_EXE_sshtune");
+    let bin = support::SSHTUNE;
     format!(
         r#"date +%s > {w}/board.t0
 mountpoint -q /sys/fs/cgroup || mount -t cgroup2 none /sys/fs/cgroup
@@ -110,7 +110,7 @@ kill $(cat /tmp/board/pid) || true
 
 /// The checks on what the script left in `w`; `console` is the VM's, for failure messages.
 pub fn check(w: &Path, console: &str) {
-    let bin = env!("CARGO_BIN_EXE_sshtune");
+    let bin = support::SSHTUNE;
     let stderr = std::fs::read_to_string(w.join("stderr")).unwrap_or_default();
     let rc = std::fs::read_to_string(w.join("rc")).unwrap_or_default();
     assert_eq!(rc.trim(), "0", "VM run failed: {stderr}\n{console}");

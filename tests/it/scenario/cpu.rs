@@ -122,8 +122,7 @@ fn measured(
 #[test]
 fn serve_cpu_bound() {
     const SERVE_QUOTA_PCT: u32 = 5;
-    if !support::is_root() {
-        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+    if !support::require_root("cgroup quotas need root") {
         return;
     }
     let _one = exclusive();
@@ -156,8 +155,7 @@ fn serve_cpu_bound() {
 
 #[test]
 fn server_cpu_bound() {
-    if !support::is_root() {
-        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+    if !support::require_root("cgroup quotas need root") {
         return;
     }
     let _one = exclusive();
@@ -178,8 +176,7 @@ fn server_cpu_bound() {
 
 #[test]
 fn client_cpu_bound() {
-    if !support::is_root() {
-        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+    if !support::require_root("cgroup quotas need root") {
         return;
     }
     let _one = exclusive();
@@ -200,8 +197,7 @@ fn client_cpu_bound() {
 /// comes near a whole core; the files arrive byte for byte.
 #[test]
 fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
-    if !support::is_root() {
-        eprintln!("skipped: cgroup quotas need root (CI runs as root)");
+    if !support::require_root("cgroup quotas need root") {
         return;
     }
     let _one = exclusive();

@@ -15,7 +15,6 @@ mod topology;
 
 use ansible::Ansible;
 use host::{verdicts, Host};
-use std::path::Path;
 use std::time::Instant;
 use support::cgroup::CpuQuota;
 use support::exclusive;
@@ -31,8 +30,7 @@ const OLD_DROPIN: &str = "# written by hand before the fleet was tuned\n\
 
 #[test]
 fn playbook_benches_every_host_and_installs_its_dropin() {
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces, tc and cgroups need root (CI runs as root)");
+    if !support::require_root("network namespaces, tc and cgroups need root") {
         return;
     }
     let _one = exclusive();
@@ -60,7 +58,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     let reports = tmp.path().join("reports");
     let inventory = tmp.path().join("inventory.yml");
     host::write_inventory(&inventory, &hosts, true, &reports, &CIPHERS);
-    let collection = Path::new(env!("CARGO_MANIFEST_DIR")).join("contrib/ansible");
+    let collection = support::repo_root().join("contrib/ansible");
     let ansible = Ansible::new(&tmp.path().join("ansible"), &collection, fleet.controller());
 
     // 1. Dry run: every host measured, the drop-ins shown, nothing on the hosts changed.
@@ -129,7 +127,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     files.sort();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sshtune"))
+    let out = support::sshtune()
         .arg("report")
         .args(&files)
         .args(["--format", "json"])
@@ -186,7 +184,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     let key = support::keygen(&serve_dir.join("client_ed25519"));
     let installed = serve_dir.join("bin/sshtune");
     let vars = serde_json::json!({
-        "serve_binary_src": env!("CARGO_BIN_EXE_sshtune"),
+        "serve_binary_src": support::SSHTUNE,
         "serve_install_path": installed,
         "serve_state_dir": serve_dir.join("state"),
         "serve_authorized_keys": key.with_extension("pub"),

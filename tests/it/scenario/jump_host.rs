@@ -8,8 +8,9 @@ use crate::support;
 use sshtune::bench::model::BenchReport;
 use sshtune::embedded::{EmbeddedSshd, Options};
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use support::netns::NetnsLink;
+use support::{ok, output};
 
 /// `Host jump` and `Host target` entries, each with its own sshd's key and known_hosts.
 fn ssh_config(jump: &EmbeddedSshd, jump_ip: &str, target: &EmbeddedSshd) -> String {
@@ -31,28 +32,9 @@ fn ssh_config(jump: &EmbeddedSshd, jump_ip: &str, target: &EmbeddedSshd) -> Stri
     entry("jump", jump_ip, jump) + &entry("target", "127.0.0.1", target)
 }
 
-/// `sshtune ARGS` inside the client namespace.
-fn sshtune(link: &NetnsLink, args: &[&str]) -> Output {
-    Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            &link.client_ns,
-            env!("CARGO_BIN_EXE_sshtune"),
-        ])
-        .args(args)
-        .output()
-        .expect("sshtune starts")
-}
-
-fn ok(o: &Output) -> String {
-    let out = String::from_utf8_lossy(&o.stdout).into_owned();
-    assert!(
-        o.status.success(),
-        "failed: {}\n{out}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    out
+/// `sshtune` inside the client namespace.
+fn sshtune_in_client(link: &NetnsLink) -> Command {
+    support::under(&link.client_wrapper(), support::SSHTUNE)
 }
 
 /// Processes whose command line names `config`: the ssh children a run started.
@@ -71,45 +53,23 @@ fn leftovers(config: &Path) -> Vec<String> {
 fn bench(link: &NetnsLink, cfg: &str, proxy: &str, engine: &str) -> BenchReport {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
-    let out = sshtune(
-        link,
-        &[
-            "bench",
-            "-F",
-            cfg,
-            "-o",
-            proxy,
-            "target",
-            "--engine",
-            engine,
-            "--size",
-            "8M",
-            "--repeat",
-            "1",
-            "--warmup",
-            "0",
-            "--ciphers",
-            "aes128-ctr",
-            "--direction",
-            "upload",
-            "--quiet",
-            "--format",
-            "json",
-            "--output",
-        ]
-        .into_iter()
-        .chain([json.to_str().unwrap()])
-        .collect::<Vec<_>>(),
-    );
-    ok(&out);
+    ok(&output(
+        sshtune_in_client(link)
+            .args([
+                "bench", "-F", cfg, "-o", proxy, "target", "--engine", engine,
+            ])
+            .args(support::quick_bench("aes128-ctr", "8M"))
+            .args(["--direction", "upload", "--quiet", "--format", "json"])
+            .arg("--output")
+            .arg(&json),
+    ));
     serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
 }
 
 #[test]
 fn probe_and_both_engines_reach_a_target_behind_a_jump_host() {
     let _lock = support::shared();
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces need root (CI runs as root)");
+    if !support::require_root("network namespaces need root") {
         return;
     }
     let link = NetnsLink::new(None);
@@ -137,19 +97,16 @@ fn probe_and_both_engines_reach_a_target_behind_a_jump_host() {
     let proxy_command = format!("ProxyCommand=ssh -F {cfg} -W %h:%p jump");
 
     // Directly, the client namespace's own 127.0.0.1 has nothing on that port.
-    let direct = sshtune(&link, &["probe", "-F", cfg, "target"]);
+    let direct = output(sshtune_in_client(&link).args(["probe", "-F", cfg, "target"]));
     assert!(!direct.status.success());
     let err = String::from_utf8_lossy(&direct.stderr);
     assert!(err.contains("cannot connect to 127.0.0.1"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
     for proxy in ["ProxyJump=jump", proxy_command.as_str()] {
-        let out = ok(&sshtune(
-            &link,
-            &[
-                "probe", "-F", cfg, "-o", proxy, "target", "--format", "json",
-            ],
-        ));
+        let out = ok(&output(sshtune_in_client(&link).args([
+            "probe", "-F", cfg, "-o", proxy, "target", "--format", "json",
+        ])));
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
         assert!(v["banner"].as_str().unwrap().contains("OpenSSH"), "{out}");
         assert!(v["kexinit"].is_object(), "{out}");
@@ -180,10 +137,14 @@ fn probe_and_both_engines_reach_a_target_behind_a_jump_host() {
     }
 
     // A jump host that is not there: a one-line cause, a distinct failure, nothing left.
-    let broken = sshtune(
-        &link,
-        &["probe", "-F", cfg, "-o", "ProxyJump=127.0.0.1:1", "target"],
-    );
+    let broken = output(sshtune_in_client(&link).args([
+        "probe",
+        "-F",
+        cfg,
+        "-o",
+        "ProxyJump=127.0.0.1:1",
+        "target",
+    ]));
     assert!(!broken.status.success());
     let err = String::from_utf8_lossy(&broken.stderr);
     assert!(err.contains("ended") && err.contains("refused"), "{err}");

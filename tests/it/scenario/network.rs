@@ -27,8 +27,7 @@ fn sshd_behind_link(rate_mbit: u32) -> (NetnsLink, EmbeddedSshd) {
 }
 
 fn network_bound(rate_mbit: u32, size_mib: u64) {
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+    if !support::require_root("network namespaces and tc need root") {
         return;
     }
     let _one = exclusive();
@@ -46,7 +45,7 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         "--repeat",
         "3",
         "--remote-sshtune",
-        env!("CARGO_BIN_EXE_sshtune"),
+        support::SSHTUNE,
     ];
     let (report, explain) = agreeing(
         &format!(
@@ -97,8 +96,7 @@ fn network_bound_50_mbit() {
 /// (0.25 s), and the median must still reach the link. The recorded sample lengths show it.
 #[test]
 fn default_mode_lengthens_samples_on_a_slow_link() {
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+    if !support::require_root("network namespaces and tc need root") {
         return;
     }
     let _one = exclusive();
@@ -166,8 +164,7 @@ fn check_ceiling_direction(
 /// then hidden and two ciphers must be called `path` (the link) by inference.
 fn bare_server(rate_mbit: u32, size_mib: u64, methods: &[&str], path_case: bool) {
     use support::bare::BarePath;
-    if !support::is_root() {
-        eprintln!("skipped: network namespaces and tc need root (CI runs as root)");
+    if !support::require_root("network namespaces and tc need root") {
         return;
     }
     let _one = exclusive();
@@ -204,8 +201,9 @@ fn bare_server(rate_mbit: u32, size_mib: u64, methods: &[&str], path_case: bool)
         independent_upload(&client, &server.target, CIPHERS[0], size_mib << 20, 2);
     let mut runs = Vec::new();
     for &m in methods {
-        if !BarePath::available(m) {
-            eprintln!("{m}: not installed here, not tested");
+        let missing = (!BarePath::available(m))
+            .then(|| format!("receiver {m} is not installed here (scripts/setup installs it)"));
+        if !support::require(missing) {
             continue;
         }
         path.only(Some(m));

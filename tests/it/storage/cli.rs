@@ -126,7 +126,9 @@ impl Drop for LoopWithFs {
 #[test]
 fn device_with_data_is_refused() {
     let _lock = support::shared();
-    assert!(support::is_root(), "loop devices need root");
+    if !support::require_root("loop devices need root") {
+        return;
+    }
     let lo = LoopWithFs::new();
     // Without --destroy-data: refused.
     let o = output(sshtune().args(["storage", "--device", &lo.dev]));
@@ -144,7 +146,9 @@ fn device_with_data_is_refused() {
 #[test]
 fn mounted_device_is_refused_even_with_force() {
     let _lock = support::shared();
-    assert!(support::is_root(), "loop devices need root");
+    if !support::require_root("loop devices need root") {
+        return;
+    }
     // Declared first so it is removed last, after the loop device's drop unmounts it.
     let mnt = tempfile::tempdir().unwrap();
     let mut lo = LoopWithFs::new();
@@ -165,7 +169,9 @@ fn mounted_device_is_refused_even_with_force() {
 #[test]
 fn device_needs_util_linux_blkid() {
     let _lock = support::shared();
-    assert!(support::is_root(), "loop devices need root");
+    if !support::require_root("loop devices need root") {
+        return;
+    }
     let lo = LoopWithFs::new();
     let bin = tempfile::tempdir().unwrap();
     let busybox = sshtune::process::find_program("busybox").expect("busybox (scripts/setup)");

@@ -7,18 +7,12 @@ use sshtune::storage::crypto::{self, DriverClass};
 use sshtune::storage::plan::Test;
 use sshtune::storage::{fio, kspeed, seqio};
 use std::time::Duration;
-
-fn fixture(name: &str) -> String {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/storage")
-        .join(name);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use support::fixture_text;
 
 #[test]
 fn cryptsetup_benchmark_table_parses() {
     let _lock = support::shared();
-    let rows = kspeed::parse_cryptsetup(&fixture("cryptsetup_benchmark_vm.txt"));
+    let rows = kspeed::parse_cryptsetup(&fixture_text("storage/cryptsetup_benchmark_vm.txt"));
     assert_eq!(rows.len(), 12, "{rows:?}");
     let first = &rows[0];
     assert_eq!((first.cipher.as_str(), first.key_bits), ("aes-cbc", 128));
@@ -34,7 +28,9 @@ fn cryptsetup_benchmark_table_parses() {
 #[test]
 fn cryptsetup_adiantum_row_parses() {
     let _lock = support::shared();
-    let rows = kspeed::parse_cryptsetup(&fixture("cryptsetup_benchmark_adiantum_vm.txt"));
+    let rows = kspeed::parse_cryptsetup(&fixture_text(
+        "storage/cryptsetup_benchmark_adiantum_vm.txt",
+    ));
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].cipher, "xchacha12,aes-adiantum");
     assert_eq!(rows[0].key_bits, 256);
@@ -44,9 +40,11 @@ fn cryptsetup_adiantum_row_parses() {
 #[test]
 fn cryptsetup_without_af_alg_gives_no_rows() {
     let _lock = support::shared();
-    let rows = kspeed::parse_cryptsetup(&fixture("cryptsetup_benchmark_no_afalg.stdout"));
+    let rows = kspeed::parse_cryptsetup(&fixture_text(
+        "storage/cryptsetup_benchmark_no_afalg.stdout",
+    ));
     assert!(rows.is_empty(), "{rows:?}");
-    assert!(fixture("cryptsetup_benchmark_no_afalg.stderr")
+    assert!(fixture_text("storage/cryptsetup_benchmark_no_afalg.stderr")
         .contains("Required kernel crypto interface not available"));
 }
 
@@ -66,7 +64,7 @@ fn cryptsetup_na_row_is_kept_with_a_reason() {
 #[test]
 fn proc_crypto_of_a_machine_without_glue_drivers_is_generic() {
     let _lock = support::shared();
-    let algs = crypto::parse(&fixture("proc_crypto_host.txt"));
+    let algs = crypto::parse(&fixture_text("storage/proc_crypto_host.txt"));
     assert!(algs.len() > 20);
     let c = crypto::choose("aes-xts-plain64", &algs);
     assert_eq!(c.class, DriverClass::Generic);
@@ -81,7 +79,7 @@ fn proc_crypto_of_a_machine_without_glue_drivers_is_generic() {
 #[test]
 fn proc_crypto_in_the_vm_picks_highest_priority_driver() {
     let _lock = support::shared();
-    let algs = crypto::parse(&fixture("proc_crypto_vm.txt"));
+    let algs = crypto::parse(&fixture_text("storage/proc_crypto_vm.txt"));
     let xts = crypto::choose("aes-xts-plain64", &algs);
     assert_eq!(xts.driver.as_deref(), Some("xts-aes-aesni"));
     assert_eq!(xts.priority, Some(401));
@@ -110,7 +108,7 @@ fn offload_engine_from_the_seed_is_classified_offload() {
 #[test]
 fn fio_json_fixture_parses() {
     let _lock = support::shared();
-    let f = fio::parse(&fixture("fio_randrw_4k_host.json")).unwrap();
+    let f = fio::parse(&fixture_text("storage/fio_randrw_4k_host.json")).unwrap();
     assert!(f.read_mib_s > 0.0 && f.write_mib_s > 0.0, "{f:?}");
     assert!(f.read_iops > f.write_iops, "75/25 mix reads more");
     assert!(f.read_bytes > 0 && f.runtime_ms > 0);
@@ -147,8 +145,8 @@ fn fio_runs_on_a_plain_file_and_parses() {
 #[test]
 fn sequential_tests_run_on_a_plain_file() {
     let _lock = support::shared();
-    if !support::is_root() {
-        panic!("dropping caches needs root");
+    if !support::require_root("dropping caches needs root") {
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("seq.dat");

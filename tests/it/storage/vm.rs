@@ -1,7 +1,7 @@
 //! The real dm-crypt path, inside a VM (scripts/vm-run): a quick matrix end to end, LUKS2 and
 //! ext4, cleanup after SIGTERM, SIGINT and SIGKILL (the last one by the next run), and the
 //! `--device` refusals for loop devices that hold data blkid reports in different ways. The
-//! same boot then runs the pipeline onto LUKS (`pipeline_vm.rs`).
+//! same boot then runs the pipeline onto LUKS (`pipeline/vm.rs`).
 
 use crate::support;
 
@@ -42,7 +42,7 @@ fn script(out: &Path, body: &str) -> String {
     format!(
         "set -u\nmodprobe loop; modprobe dm_crypt\nOUT={}\nBIN={}\n{LEFTOVERS}{body}",
         out.display(),
-        env!("CARGO_BIN_EXE_sshtune")
+        support::SSHTUNE
     )
 }
 
@@ -105,7 +105,7 @@ echo $? > $OUT/stale.rc
 leftovers stale
 "#;
 
-/// One VM boot for the storage scripts and the pipeline's (`pipeline_vm.rs`): a boot under
+/// One VM boot for the storage scripts and the pipeline's (`pipeline/vm.rs`): a boot under
 /// emulation costs a minute of CI. Each writes into its own shared directory.
 #[test]
 fn vm_storage_matrix_signals_and_pipeline_onto_luks() {

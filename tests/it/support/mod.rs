@@ -1,16 +1,36 @@
-//! Fixtures shared by the integration tests. Each area adds its own submodule file here.
+//! Fixtures shared by the integration tests. Each area adds its own submodule file here; what
+//! every area uses (the binary, its output, fixture files, short bench arguments) is below.
 
 pub mod lock;
 pub mod native;
+pub mod require;
 pub mod source;
 
 pub use lock::{exclusive, shared};
+pub use require::{require, require_program, require_root};
 
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// The `sshtune` binary built for this test run.
+pub const SSHTUNE: &str = env!("CARGO_BIN_EXE_sshtune");
+
+/// The `sshtune` binary built for this test run, as a command.
 pub fn sshtune() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_sshtune"))
+    Command::new(SSHTUNE)
+}
+
+/// `program` run through `prefix` (`ip netns exec NS`, a cgroup wrapper that execs its
+/// arguments), or directly when `prefix` is empty.
+pub fn under(prefix: &[String], program: &str) -> Command {
+    match prefix.split_first() {
+        Some((p, rest)) => {
+            let mut c = Command::new(p);
+            c.args(rest).arg(program);
+            c
+        }
+        None => Command::new(program),
+    }
 }
 
 /// Runs a command and returns its output, failing the test with stderr if it cannot start.
@@ -26,8 +46,54 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
+/// The stdout of a command that must have succeeded; otherwise fails the test with its exit
+/// status, stderr and stdout.
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstderr: {}\nstdout: {}",
+        o.status,
+        stderr(o),
+        stdout(o)
+    );
+    stdout(o)
+}
+
+/// The repository root (where `scripts/`, `examples/` and `contrib/` live).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file (or folder) under tests/fixtures/: `fixture("config/odd-sshd_config")`.
+pub fn fixture(path: &str) -> PathBuf {
+    repo_root().join("tests/fixtures").join(path)
+}
+
+/// The text of a fixture file; a missing one fails the test naming its path.
+pub fn fixture_text(path: &str) -> String {
+    let p = fixture(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The arguments of a short `sshtune bench` that checks what a run does, not its speed:
+/// `ciphers` on `size` bytes per transfer, one sample, no warm-up. Tests add the rest
+/// (`--format json`, `--direction`, `--engine`, `-q`).
+pub fn quick_bench(ciphers: &str, size: &str) -> [String; 8] {
+    [
+        "--ciphers",
+        ciphers,
+        "--size",
+        size,
+        "--repeat",
+        "1",
+        "--warmup",
+        "0",
+    ]
+    .map(String::from)
+}
+
 /// A fresh unencrypted ed25519 key pair at `path` (and `path.pub`), made by ssh-keygen.
-pub fn keygen(path: &std::path::Path) -> std::path::PathBuf {
+pub fn keygen(path: &Path) -> PathBuf {
     let st = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
         .arg(path)

@@ -42,15 +42,7 @@ pub fn start_serve_listing(prefix: &[String], more_keys: &str, extra: &[&str]) -
         format!("{} test\n{more_keys}", user_key.public_openssh()),
     )
     .unwrap();
-    let bin = env!("CARGO_BIN_EXE_sshtune");
-    let mut cmd = match prefix.split_first() {
-        Some((p, rest)) => {
-            let mut c = Command::new(p);
-            c.args(rest).arg(bin);
-            c
-        }
-        None => Command::new(bin),
-    };
+    let mut cmd = super::under(prefix, super::SSHTUNE);
     let mut child = cmd
         .args(["serve", "--listen", "127.0.0.1:0", "--authorized-keys"])
         .arg(&ak)

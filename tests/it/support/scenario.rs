@@ -3,27 +3,17 @@
 //! byte count by `dd` and clocked by this process between the remote's lines, so both figures
 //! exclude connection setup; its pipes are as wide as bench's (`one_upload`).
 
+use super::under;
 use sshtune::bench::model::{BenchReport, Direction, ResultRow};
 use sshtune::target::SshTarget;
 use std::process::{Command, Stdio};
-
-fn prefixed(prefix: &[String], program: &str) -> Command {
-    match prefix.split_first() {
-        Some((p, rest)) => {
-            let mut c = Command::new(p);
-            c.args(rest).arg(program);
-            c
-        }
-        None => Command::new(program),
-    }
-}
 
 /// `sshtune bench` (run under `prefix`, e.g. `ip netns exec NS` or a cgroup wrapper) against
 /// `target` with `args`; returns the JSON report and the `--explain` text.
 pub fn bench(prefix: &[String], target: &SshTarget, args: &[&str]) -> (BenchReport, String) {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("report.json");
-    let mut cmd = prefixed(prefix, env!("CARGO_BIN_EXE_sshtune"));
+    let mut cmd = under(prefix, super::SSHTUNE);
     cmd.arg("bench")
         .args(&target.options)
         .arg(&target.destination)
@@ -58,7 +48,7 @@ pub fn row<'a>(report: &'a BenchReport, cipher: &str, direction: Direction) -> &
 }
 
 fn ssh(prefix: &[String], target: &SshTarget, cipher: &str, remote: &str) -> Command {
-    let mut c = prefixed(prefix, "ssh");
+    let mut c = under(prefix, "ssh");
     c.args(&target.options)
         .args([
             "-o",
@@ -192,7 +182,7 @@ fn one_upload(
         "independent ssh did not start: {line:?}"
     );
     let mut t0 = std::time::Instant::now();
-    let mut dd = prefixed(prefix, "dd")
+    let mut dd = under(prefix, "dd")
         .args(["if=/dev/zero", "bs=1M", "iflag=count_bytes"])
         .arg(format!("count={}", warm + bytes))
         .stdout(Stdio::from(child.stdin.take().expect("piped")))

@@ -1,17 +1,12 @@
 //! Running a command inside a throwaway VM (`scripts/vm-run`): the real kernel features this
 //! machine may lack (device-mapper, loop devices) are tested there.
 
+use super::repo_root;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-/// The repository root (where `scripts/vm-run` lives).
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Why the VM cannot run here, or `None` when it can. Tests that need it print this and fail
-/// (not skip) unless `SSHTUNE_SKIP_VM=1` is set, so CI never passes silently without the VM.
+/// Why the VM cannot run here, or `None` when it can.
 pub fn unavailable() -> Option<String> {
     if !super::is_root() {
         return Some("VM tests need root (loop devices and device-mapper inside the VM)".into());
@@ -35,17 +30,10 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
-/// Returns true when the test should go on; otherwise explains why and either skips (with
-/// `SSHTUNE_SKIP_VM=1`) or panics.
+/// Whether a VM test may go on; without the VM it skips outside CI and fails with `CI` set
+/// (`support::require`).
 pub fn require() -> bool {
-    match unavailable() {
-        None => true,
-        Some(why) if std::env::var_os("SSHTUNE_SKIP_VM").is_some() => {
-            eprintln!("skipping VM test: {why} (SSHTUNE_SKIP_VM is set)");
-            false
-        }
-        Some(why) => panic!("{why}; set SSHTUNE_SKIP_VM=1 to skip VM tests deliberately"),
-    }
+    super::require(unavailable())
 }
 
 /// Options of one VM run.

@@ -2,7 +2,7 @@
 //! Includes a drop-in directory of the test's own, and its entry in the Ansible inventory.
 
 use super::topology::{host_wrapper, Fleet};
-use crate::support::cgroup::CpuQuota;
+use crate::support::{self, cgroup::CpuQuota};
 use serde_json::{json, Value};
 use sshtune::embedded::{EmbeddedSshd, Options};
 use std::net::Ipv4Addr;
@@ -192,7 +192,7 @@ impl Host {
 
     /// The Ciphers line `sshtune config` makes of this host's report.
     pub fn expected_ciphers_line(&self, reports: &Path) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_sshtune"))
+        let out = support::sshtune()
             .args(["config", "--server", "--direction", "upload", "--from"])
             .arg(reports.join(format!("{}.json", self.name)))
             .output()
@@ -297,7 +297,7 @@ pub fn write_inventory(
         gone["ansible_port"] = json!(9);
         entries.insert("gone".into(), gone);
     }
-    let bin = env!("CARGO_BIN_EXE_sshtune");
+    let bin = support::SSHTUNE;
     let inventory = json!({
         "fleet": {
             "hosts": entries,
@@ -369,7 +369,7 @@ pub fn evidence(reports: &Path, host: &str) -> String {
 pub fn probe(ns: &str, host: &str, port: u16) -> Result<Value, String> {
     let out = Command::new("ip")
         .args(["netns", "exec", ns])
-        .arg(env!("CARGO_BIN_EXE_sshtune"))
+        .arg(support::SSHTUNE)
         .args(["probe", "--json", "-p", &port.to_string(), host])
         .output()
         .expect("sshtune probe runs");
