@@ -43,19 +43,10 @@ fn base(name: &str) -> &str {
     name.split('@').next().unwrap_or(name)
 }
 
-/// Levenshtein distance over bytes (names are ASCII).
+/// Edit distance counting a swap of two neighbours as one edit (`gmc` is one step from `gcm`,
+/// two from `cbc`), as typing slips are.
 fn distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut row = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            row[j + 1] = sub.min(prev[j + 1] + 1).min(row[j] + 1);
-        }
-        prev = row;
-    }
-    prev[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]
@@ -65,9 +56,14 @@ mod tests {
     fn known() -> Known<'static> {
         Known {
             what: "cipher",
-            names: ["aes128-ctr", "aes256-ctr", "aes128-gcm@openssh.com"]
-                .map(String::from)
-                .to_vec(),
+            names: [
+                "aes128-ctr",
+                "aes256-ctr",
+                "aes128-cbc",
+                "aes128-gcm@openssh.com",
+            ]
+            .map(String::from)
+            .to_vec(),
             source: "the catalog",
         }
     }
@@ -99,5 +95,12 @@ mod tests {
         assert_eq!(distance("kitten", "sitting"), 3);
         assert_eq!(distance("", "abc"), 3);
         assert_eq!(distance("same", "same"), 0);
+        assert_eq!(distance("gmc", "gcm"), 1);
+    }
+
+    #[test]
+    fn a_swap_of_neighbours_is_one_slip() {
+        let e = check(&["aes128-gmc".into()], &known()).unwrap_err();
+        assert!(e.contains("did you mean aes128-gcm@openssh.com?"), "{e}");
     }
 }

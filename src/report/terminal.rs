@@ -25,11 +25,22 @@ fn to_terminal() -> bool {
     !FOR_FILE.with(|f| f.get()) && std::io::stdout().is_terminal()
 }
 
-/// Wraps `t` to the terminal's width, or to `TABLE_WIDTH` anywhere else.
+/// Narrower than this, a terminal's reported width is not believed: a serial console reports 0
+/// columns, and a table squeezed into a handful of columns is one character per line.
+const NARROWEST_TERMINAL: u16 = 40;
+
+/// Wraps `t` to the terminal's width, or to `TABLE_WIDTH` anywhere else and on a terminal that
+/// reports no usable width.
 pub fn fit(t: &mut Table) {
     t.set_content_arrangement(ContentArrangement::Dynamic);
-    if !to_terminal() {
-        t.set_width(super::TABLE_WIDTH);
+    let terminal_width = if to_terminal() { t.width() } else { None };
+    t.set_width(width_for(terminal_width));
+}
+
+fn width_for(terminal: Option<u16>) -> u16 {
+    match terminal {
+        Some(w) if w >= NARROWEST_TERMINAL => w,
+        _ => super::TABLE_WIDTH,
     }
 }
 
@@ -66,6 +77,14 @@ mod tests {
         assert!(colours_for(true, Some("".into())));
         assert!(!colours_for(true, Some("1".into())));
         assert!(!colours_for(false, None));
+    }
+
+    #[test]
+    fn a_terminal_without_a_usable_width_gets_the_fixed_width() {
+        assert_eq!(width_for(None), crate::report::TABLE_WIDTH);
+        assert_eq!(width_for(Some(0)), crate::report::TABLE_WIDTH);
+        assert_eq!(width_for(Some(12)), crate::report::TABLE_WIDTH);
+        assert_eq!(width_for(Some(80)), 80);
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod support;
 /// `sshtune bench`, `speed` and `probe` end to end through the binary, on loopback.
 mod cli {
     mod bench;
+    mod closed_pipe;
     mod probe;
     mod speed;
 }

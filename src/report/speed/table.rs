@@ -1,14 +1,14 @@
 use super::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what, Exporter};
 use crate::speed::model::SpeedReport;
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table as Ct};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table as Ct};
 
 pub struct Table;
 
 impl Exporter for Table {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
         let mut t = Ct::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
+        t.load_preset(UTF8_FULL_CONDENSED);
+        crate::report::terminal::fit(&mut t);
         t.set_header([
             "kind",
             "algorithm",
