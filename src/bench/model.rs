@@ -159,8 +159,12 @@ pub struct Ranking {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RankEntry {
-    /// 1 = fastest; rows not significantly apart from the one before share its rank.
+    /// The position of this row's tier leader: 1 for the fastest tier (see `tier`).
     pub rank: u32,
+    /// 1 = the fastest tier. A tier is led by the fastest row not in a faster tier and holds
+    /// every slower row whose samples overlap the leader's (0 in reports written before tiers).
+    #[serde(default)]
+    pub tier: u32,
     pub engine: String,
     pub cipher: String,
     pub mac: Option<String>,

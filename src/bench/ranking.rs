@@ -1,6 +1,8 @@
-//! Which cipher is faster, and whether the run can tell. A ranking is only worth printing when
-//! the samples support it: when the spread of two rows overlaps, the difference between their
-//! medians is within the noise of the run and they share a rank.
+//! Which cipher is faster, and whether the run can tell. Rows fall into tiers: the fastest row
+//! not yet placed leads a tier, and every slower row whose samples overlap the leader's joins
+//! it. A row is compared with its tier's leader, never with its neighbour: chained ties (a ≈ b,
+//! b ≈ c, so a ≈ c) would put 672 and 373 MiB/s in one tier because the rows between them each
+//! overlap the next. Inside a tier the run cannot tell the rows apart.
 
 use super::model::{Direction, RankEntry, Ranking, ResultRow};
 use super::stats;
@@ -33,18 +35,17 @@ fn rank_engine(results: &[ResultRow], engine: &str) -> Vec<Ranking> {
             continue;
         }
         rows.sort_by(|a, b| b.median_mib_s.unwrap().total_cmp(&a.median_mib_s.unwrap()));
+        let samples: Vec<&[f64]> = rows.iter().map(|r| r.samples.as_slice()).collect();
+        let placed = tiers(&samples);
         let mut entries: Vec<RankEntry> = Vec::new();
-        let mut rank = 1;
         for (i, r) in rows.iter().enumerate() {
             if i > 0 {
                 let apart = !stats::ranges_overlap(&rows[i - 1].samples, &r.samples);
                 entries[i - 1].ahead_of_next = Some(apart);
-                if apart {
-                    rank = i as u32 + 1;
-                }
             }
             entries.push(RankEntry {
-                rank,
+                rank: placed[i].rank,
+                tier: placed[i].tier,
                 engine: r.engine.clone(),
                 cipher: r.cipher.clone(),
                 mac: r.mac.clone(),
@@ -61,6 +62,33 @@ fn rank_engine(results: &[ResultRow], engine: &str) -> Vec<Ranking> {
             entries,
             significant,
         });
+    }
+    out
+}
+
+/// Where a row stands: its tier (1 = the fastest) and the rank printed for it, the position of
+/// its tier's leader (1, 1, 3: two rows share the first tier, the third leads the second).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub tier: u32,
+    pub rank: u32,
+}
+
+/// Tiers by the leader over rows sorted fastest first, given as their samples.
+pub fn tiers(sorted: &[&[f64]]) -> Vec<Place> {
+    let mut out: Vec<Place> = Vec::with_capacity(sorted.len());
+    let mut leader = 0;
+    for (i, s) in sorted.iter().enumerate() {
+        if i == 0 || !stats::ranges_overlap(sorted[leader], s) {
+            leader = i;
+            let tier = out.last().map_or(1, |p| p.tier + 1);
+            out.push(Place {
+                tier,
+                rank: i as u32 + 1,
+            });
+        } else {
+            out.push(out[leader]);
+        }
     }
     out
 }
@@ -104,6 +132,20 @@ mod tests {
         assert_eq!(e[1].ahead_of_next, Some(true));
         assert_eq!(e[2].ahead_of_next, None);
         assert!(!r[0].significant);
+    }
+
+    #[test]
+    fn a_row_ties_with_its_leader_not_through_a_chain() {
+        // Each row overlaps the next, but the third is clear of the first.
+        let rows = vec![
+            row("a", &[100.0, 104.0, 110.0]),
+            row("b", &[96.0, 100.0, 103.0]),
+            row("c", &[90.0, 94.0, 98.0]),
+            row("d", &[85.0, 88.0, 92.0]),
+        ];
+        let e = &rank(&rows)[0].entries;
+        let got: Vec<(u32, u32)> = e.iter().map(|e| (e.tier, e.rank)).collect();
+        assert_eq!(got, vec![(1, 1), (1, 1), (2, 3), (2, 3)], "{e:#?}");
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub struct Meta {
 
 #[derive(Debug, Clone)]
 pub struct Emitted {
-    /// The server's Ciphers list, fastest first.
+    /// The server's Ciphers list, fastest tier first.
     pub server_list: Vec<String>,
     pub fastest: String,
     /// `/etc/ssh/sshd_config.d/50-sshtune.conf` content.
@@ -103,7 +103,8 @@ fn client_block(
     meta: &Meta,
 ) -> Result<String> {
     let mut text = format!(
-        "# sshtune {}: prefer the fastest cipher measured to this host ({}, policy {})\n",
+        "# sshtune {}: prefer the first cipher of the fastest tier measured to this host ({}, \
+         policy {})\n",
         meta.tool_version,
         fmt_score(fastest.score),
         sel.policy.as_str()
@@ -170,6 +171,30 @@ fn stats(report: &BenchReport, cipher: &str, dir: Direction) -> Option<(f64, f64
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
+/// Which places in the line the measurement decided and which the fixed preference did.
+fn order_lines(h: &mut String, sel: &Selection) {
+    if sel.link_bound {
+        let _ = writeln!(
+            h,
+            "# the link binds every row (verdict network/path): the cipher does not matter on this \
+             host; the list is in the fixed preference order"
+        );
+        return;
+    }
+    for tied in super::tiers::ties(&sel.chosen) {
+        let _ = writeln!(
+            h,
+            "# tied (samples overlap, not told apart by this run): {}",
+            tied.join(", ")
+        );
+    }
+    let _ = writeln!(
+        h,
+        "# order: tier by tier (a tier holds the ciphers whose samples overlap its fastest); inside \
+         a tier the better grade, then AEAD before CTR before CBC, then OpenSSH's default order"
+    );
+}
+
 fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
     let mut h = String::new();
     let _ = writeln!(
@@ -211,7 +236,7 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
             .map(|c| c.grade.as_str())
             .unwrap_or("?");
         let status = match sel.chosen.iter().position(|c| c.name == name) {
-            Some(i) => format!("#{}", i + 1),
+            Some(i) => format!("#{} tier {}", i + 1, sel.chosen[i].tier),
             None => "dropped".into(),
         };
         let _ = writeln!(
@@ -224,6 +249,7 @@ fn header(sel: &Selection, report: &BenchReport, meta: &Meta) -> String {
             status
         );
     }
+    order_lines(&mut h, sel);
     for w in &report.warnings {
         let _ = writeln!(h, "# bench warning: {w}");
     }

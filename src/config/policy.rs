@@ -1,8 +1,8 @@
-//! Which measured ciphers a policy recommends for a given OpenSSH release, fastest first, and
-//! why every other measured cipher was dropped.
+//! Which measured ciphers a policy recommends for a given OpenSSH release, fastest tier first
+//! (`config::tiers`), and why every other measured cipher was dropped.
 
 use crate::bench::model::Directions;
-use crate::bench::model::{BenchReport, Direction};
+use crate::bench::model::{BenchReport, Direction, Verdict};
 use ciphers::{CipherKind, Grade, OpenSshVersion};
 use sshd_config::catalog::cipher_rejection;
 
@@ -39,6 +39,10 @@ pub struct Chosen {
     pub down: Option<f64>,
     /// The figure the order is based on (see [`score`]).
     pub score: f64,
+    /// The samples of the row `score` came from: what decides the tiers.
+    pub samples: Vec<f64>,
+    /// 1 = the fastest tier; ciphers of one tier are ordered by preference (`config::tiers`).
+    pub tier: u32,
     /// Warnings that belong next to this cipher in the emitted comment.
     pub notes: Vec<String>,
 }
@@ -56,7 +60,10 @@ pub struct Selection {
     pub target: OpenSshVersion,
     pub direction: Directions,
     pub strict_kex_both: bool,
-    /// Fastest first.
+    /// Every measured row of the chosen ciphers says the link binds (verdict `network` or
+    /// `path`): the cipher does not change the throughput, and the order is preference alone.
+    pub link_bound: bool,
+    /// Fastest tier first.
     pub chosen: Vec<Chosen>,
     pub dropped: Vec<Dropped>,
 }
@@ -67,7 +74,28 @@ struct Measured {
     name: String,
     up: Option<f64>,
     down: Option<f64>,
+    up_samples: Vec<f64>,
+    down_samples: Vec<f64>,
     error: Option<String>,
+}
+
+impl Measured {
+    /// The samples behind `score`: the direction it took (for `both`, the slower one).
+    fn score_samples(&self, direction: Directions) -> Vec<f64> {
+        let up = match direction {
+            Directions::Upload => true,
+            Directions::Download => false,
+            Directions::Both => match (self.up, self.down) {
+                (Some(u), Some(d)) => u <= d,
+                (u, _) => u.is_some(),
+            },
+        };
+        if up {
+            self.up_samples.clone()
+        } else {
+            self.down_samples.clone()
+        }
+    }
 }
 
 fn measured(report: &BenchReport) -> Vec<Measured> {
@@ -80,6 +108,8 @@ fn measured(report: &BenchReport) -> Vec<Measured> {
                     name: row.cipher.clone(),
                     up: None,
                     down: None,
+                    up_samples: Vec::new(),
+                    down_samples: Vec::new(),
                     error: None,
                 });
                 out.len() - 1
@@ -88,11 +118,14 @@ fn measured(report: &BenchReport) -> Vec<Measured> {
         let m = &mut out[idx];
         match (row.error.as_ref(), row.median_mib_s) {
             (None, Some(v)) => {
-                let slot = match row.direction {
-                    Direction::Upload => &mut m.up,
-                    Direction::Download => &mut m.down,
+                let (slot, samples) = match row.direction {
+                    Direction::Upload => (&mut m.up, &mut m.up_samples),
+                    Direction::Download => (&mut m.down, &mut m.down_samples),
                 };
-                *slot = Some(slot.map_or(v, |old: f64| old.max(v)));
+                if slot.is_none_or(|old| v > old) {
+                    *slot = Some(v);
+                    *samples = row.samples.clone();
+                }
             }
             (Some(e), _) if m.error.is_none() => m.error = Some(e.clone()),
             _ => {}
@@ -152,6 +185,7 @@ pub fn select(
             reason,
         })
     };
+    let link_bound = link_bound(report);
     for m in measured(report) {
         let Some(score) = score(m.up, m.down, direction) else {
             let why = match &m.error {
@@ -210,24 +244,37 @@ pub fn select(
             notes.push(terrapin_note(spec.kind));
         }
         chosen.push(Chosen {
+            samples: m.score_samples(direction),
             name: m.name,
             grade: spec.grade,
             up: m.up,
             down: m.down,
             score,
+            tier: 0,
             notes,
         });
     }
-    // Fastest first; ties keep the report's order.
-    chosen.sort_by(|a, b| b.score.total_cmp(&a.score));
+    super::tiers::order(&mut chosen, link_bound);
     Selection {
         policy,
         target,
         direction,
         strict_kex_both: strict,
+        link_bound,
         chosen,
         dropped,
     }
+}
+
+/// Whether the link binds every measured row: each has a verdict, and it is `network` or `path`.
+fn link_bound(report: &BenchReport) -> bool {
+    let mut rows = report
+        .results
+        .iter()
+        .filter(|r| r.error.is_none())
+        .peekable();
+    rows.peek().is_some()
+        && rows.all(|r| matches!(r.verdict, Some(Verdict::Network | Verdict::Path)))
 }
 
 /// The OpenSSH release of the bench's server, from its banner.

@@ -147,7 +147,12 @@ fn host(file: &str, report: &BenchReport) -> Host {
             .map_or("-".to_string(), |v| v.to_string())
     };
     let (vu, vd) = (v(up), v(down));
-    h.verdict = Some(if vu == vd { vu } else { format!("{vu} / {vd}") });
+    let verdict = if vu == vd { vu } else { format!("{vu} / {vd}") };
+    h.verdict = Some(if sel.link_bound {
+        format!("{verdict}: the link binds, the cipher does not matter here")
+    } else {
+        verdict
+    });
     let names: Vec<&str> = sel.chosen.iter().map(|c| c.name.as_str()).collect();
     h.ciphers_line = Some(format!("Ciphers {}", names.join(",")));
     h

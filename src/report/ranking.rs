@@ -1,7 +1,7 @@
 //! The ranking as a person reads it: a short ordered list per engine and direction. Which rows
-//! share a rank is decided in `bench::ranking`; this only prints it.
+//! share a tier is decided in `bench::ranking`; this only prints it.
 
-use crate::bench::model::{BenchReport, Ranking};
+use crate::bench::model::{BenchReport, RankEntry, Ranking};
 
 /// Per direction a heading and a short ordered list, e.g.
 ///
@@ -12,7 +12,8 @@ use crate::bench::model::{BenchReport, Ranking};
 ///   2. ≈ chacha20-poly1305@openssh.com 219.5
 /// ```
 ///
-/// `≈` marks a row whose spread overlaps the one above: it shares that rank.
+/// `≈` marks a row in the tier of the row above: its samples overlap the tier leader's (the first
+/// row of the tier, without `≈`), so the run cannot tell the two apart.
 pub fn lines(report: &BenchReport) -> Vec<String> {
     let several = |r: &Ranking| report.ranking.iter().any(|o| o.engine != r.engine);
     let mut out = Vec::new();
@@ -23,7 +24,7 @@ pub fn lines(report: &BenchReport) -> Vec<String> {
             format!("Ranking, {}:", r.direction)
         });
         for (i, e) in r.entries.iter().enumerate() {
-            let tie = i > 0 && r.entries[i - 1].ahead_of_next != Some(true);
+            let tie = i > 0 && same_tier(&r.entries[i - 1], e);
             let name = match &e.mac {
                 Some(m) => format!("{}+{m}", e.cipher),
                 None => e.cipher.clone(),
@@ -41,11 +42,23 @@ pub fn lines(report: &BenchReport) -> Vec<String> {
         .iter()
         .any(|r| !r.significant && r.entries.len() > 1)
     {
-        out.push(
-            "  (≈: not significant, the spread of the samples is wider than the difference)".into(),
-        );
+        out.push(format!("  ({TIE_LEGEND})"));
     }
     out
+}
+
+/// What `≈` means, in every format that prints a ranking.
+pub const TIE_LEGEND: &str = "≈: same tier as its leader, the row above it without ≈: their \
+     samples overlap, so this run cannot tell them apart";
+
+/// Whether `e` is in the tier of the row above it. Reports written before tiers existed carry
+/// tier 0: there the shared rank says it.
+pub fn same_tier(above: &RankEntry, e: &RankEntry) -> bool {
+    if e.tier == 0 {
+        above.rank == e.rank
+    } else {
+        above.tier == e.tier
+    }
 }
 
 #[cfg(test)]
@@ -70,7 +83,8 @@ mod tests {
                 "  1. fast 100.0",
                 "  1. ≈ fast-too 98.0",
                 "  3. slow 11.0",
-                "  (≈: not significant, the spread of the samples is wider than the difference)",
+                "  (≈: same tier as its leader, the row above it without ≈: their samples overlap, so \
+                 this run cannot tell them apart)",
             ]
         );
         assert!(lines(&report).iter().all(|l| l.chars().count() < 120));

@@ -236,13 +236,13 @@ fn rankings(report: &BenchReport) -> String {
             esc(&r.engine),
             r.direction,
             if r.significant {
-                ""
+                String::new()
             } else {
-                " (≈: not significant, the spread of the samples is wider than the difference)"
+                format!(" ({})", crate::report::ranking::TIE_LEGEND)
             }
         ));
         for (i, e) in r.entries.iter().enumerate() {
-            let tie = i > 0 && r.entries[i - 1].ahead_of_next == Some(false);
+            let tie = i > 0 && crate::report::ranking::same_tier(&r.entries[i - 1], e);
             s.push_str(&format!(
                 "<li value=\"{}\">{}{} {} MiB/s ({}–{})</li>",
                 e.rank,
