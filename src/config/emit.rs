@@ -181,7 +181,7 @@ fn order_lines(h: &mut String, sel: &Selection) {
         );
         return;
     }
-    for tied in super::tiers::ties(&sel.chosen) {
+    for tied in super::tiers::ties(sel.chosen.iter().map(|c| (c.name.as_str(), c.tier))) {
         let _ = writeln!(
             h,
             "# tied (samples overlap, not told apart by this run): {}",

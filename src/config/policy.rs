@@ -1,6 +1,7 @@
 //! Which measured ciphers a policy recommends for a given OpenSSH release, fastest tier first
 //! (`config::tiers`), and why every other measured cipher was dropped.
 
+use super::tiers::{self, Candidate};
 use crate::bench::model::Directions;
 use crate::bench::model::{BenchReport, Direction, Verdict};
 use ciphers::{CipherKind, Grade, OpenSshVersion};
@@ -254,7 +255,7 @@ pub fn select(
             notes,
         });
     }
-    super::tiers::order(&mut chosen, link_bound);
+    let chosen = in_tiers(chosen, link_bound);
     Selection {
         policy,
         target,
@@ -264,6 +265,26 @@ pub fn select(
         chosen,
         dropped,
     }
+}
+
+/// `chosen` in the line's order with each cipher's tier set (`config::tiers`).
+fn in_tiers(chosen: Vec<Chosen>, link_bound: bool) -> Vec<Chosen> {
+    let candidates: Vec<Candidate> = chosen
+        .iter()
+        .map(|c| Candidate {
+            name: &c.name,
+            grade: c.grade,
+            score: c.score,
+            samples: &c.samples,
+        })
+        .collect();
+    tiers::order(&candidates, link_bound)
+        .into_iter()
+        .map(|(i, tier)| Chosen {
+            tier,
+            ..chosen[i].clone()
+        })
+        .collect()
 }
 
 /// Whether the link binds every measured row: each has a verdict, and it is `network` or `path`.

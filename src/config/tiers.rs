@@ -8,33 +8,45 @@
 //! preference. Where the link binds every row (verdict `network` or `path`), the cipher does not
 //! change the throughput and every cipher is one tier.
 
-use super::policy::Chosen;
 use crate::bench::ranking::tiers;
-use ciphers::CipherKind;
+use ciphers::{CipherKind, Grade};
 use std::cmp::Ordering;
 
-/// Sorts `chosen` (each with the samples its score came from) into tiers, fastest tier first,
-/// and sets each cipher's `tier`. With `link_bound` every cipher shares tier 1.
-pub fn order(chosen: &mut [Chosen], link_bound: bool) {
-    chosen.sort_by(|a, b| b.score.total_cmp(&a.score));
+/// A recommended cipher as the order sees it: its figure and the samples behind it.
+#[derive(Debug, Clone, Copy)]
+pub struct Candidate<'a> {
+    pub name: &'a str,
+    pub grade: Grade,
+    /// The median the cipher is sorted by before the tiers are drawn.
+    pub score: f64,
+    pub samples: &'a [f64],
+}
+
+/// The candidates in their order, as (index into `candidates`, tier), fastest tier first. With
+/// `link_bound` every cipher shares tier 1.
+pub fn order(candidates: &[Candidate], link_bound: bool) -> Vec<(usize, u32)> {
+    let mut by_score: Vec<usize> = (0..candidates.len()).collect();
+    by_score.sort_by(|&a, &b| candidates[b].score.total_cmp(&candidates[a].score));
     let placed: Vec<u32> = if link_bound {
-        vec![1; chosen.len()]
+        vec![1; by_score.len()]
     } else {
-        let samples: Vec<&[f64]> = chosen.iter().map(|c| c.samples.as_slice()).collect();
+        let samples: Vec<&[f64]> = by_score.iter().map(|&i| candidates[i].samples).collect();
         tiers(&samples).into_iter().map(|p| p.tier).collect()
     };
-    for (c, t) in chosen.iter_mut().zip(placed) {
-        c.tier = t;
-    }
-    chosen.sort_by(|a, b| a.tier.cmp(&b.tier).then_with(|| preference(a, b)));
+    let mut out: Vec<(usize, u32)> = by_score.into_iter().zip(placed).collect();
+    out.sort_by(|&(a, ta), &(b, tb)| {
+        ta.cmp(&tb)
+            .then_with(|| preference(&candidates[a], &candidates[b]))
+    });
+    out
 }
 
 /// The fixed order inside a tier (see the module doc).
-pub fn preference(a: &Chosen, b: &Chosen) -> Ordering {
+pub fn preference(a: &Candidate, b: &Candidate) -> Ordering {
     b.grade
         .cmp(&a.grade)
-        .then_with(|| kind_rank(&a.name).cmp(&kind_rank(&b.name)))
-        .then_with(|| catalog_index(&a.name).cmp(&catalog_index(&b.name)))
+        .then_with(|| kind_rank(a.name).cmp(&kind_rank(b.name)))
+        .then_with(|| catalog_index(a.name).cmp(&catalog_index(b.name)))
 }
 
 fn kind_rank(name: &str) -> u8 {
@@ -53,61 +65,68 @@ fn catalog_index(name: &str) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// The ciphers that share a tier with another, per tier, for the header: where the line's order
-/// is preference, not measurement.
-pub fn ties(chosen: &[Chosen]) -> Vec<Vec<&str>> {
-    let mut out: Vec<Vec<&str>> = Vec::new();
-    for (i, c) in chosen.iter().enumerate() {
-        if i > 0 && chosen[i - 1].tier == c.tier {
-            out.last_mut().expect("a tier started").push(&c.name);
-        } else {
-            out.push(vec![&c.name]);
+/// The names that share a tier with another, per tier, from (name, tier) in line order: where
+/// the line's order is preference, not measurement.
+pub fn ties<'a>(line: impl IntoIterator<Item = (&'a str, u32)>) -> Vec<Vec<&'a str>> {
+    let mut out: Vec<(u32, Vec<&str>)> = Vec::new();
+    for (name, tier) in line {
+        match out.last_mut() {
+            Some((t, names)) if *t == tier => names.push(name),
+            _ => out.push((tier, vec![name])),
         }
     }
-    out.retain(|t| t.len() > 1);
-    out
+    out.into_iter()
+        .filter(|(_, names)| names.len() > 1)
+        .map(|(_, names)| names)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ciphers::Grade;
 
-    fn c(name: &str, samples: &[f64]) -> Chosen {
-        let mut s = samples.to_vec();
-        s.sort_by(f64::total_cmp);
-        Chosen {
-            name: name.into(),
-            grade: ciphers::cipher(name).map_or(Grade::Ok, |c| c.grade),
-            up: None,
-            down: None,
-            score: s[s.len() / 2],
-            samples: samples.to_vec(),
-            tier: 0,
-            notes: Vec::new(),
+    /// (name, samples) in any order, with their median as the score.
+    fn line(rows: &[(&'static str, &[f64])]) -> Vec<(&'static str, u32)> {
+        let mut medians = Vec::new();
+        for (_, s) in rows {
+            let mut v = s.to_vec();
+            v.sort_by(f64::total_cmp);
+            medians.push(v[v.len() / 2]);
         }
+        let cands: Vec<Candidate> = rows
+            .iter()
+            .zip(&medians)
+            .map(|((name, samples), &score)| Candidate {
+                name,
+                grade: ciphers::cipher(name).map_or(Grade::Ok, |c| c.grade),
+                score,
+                samples,
+            })
+            .collect();
+        order(&cands, false)
+            .into_iter()
+            .map(|(i, t)| (rows[i].0, t))
+            .collect()
     }
 
-    fn names(chosen: &[Chosen]) -> Vec<&str> {
-        chosen.iter().map(|c| c.name.as_str()).collect()
+    fn names(line: &[(&'static str, u32)]) -> Vec<&'static str> {
+        line.iter().map(|(n, _)| *n).collect()
     }
 
     #[test]
     fn noise_inside_a_tier_never_reorders_the_line() {
         // The same three overlapping ciphers, their medians in two different orders.
-        let mut one = vec![
-            c("aes128-ctr", &[100.0, 103.0, 106.0]),
-            c("aes128-gcm@openssh.com", &[98.0, 101.0, 104.0]),
-            c("chacha20-poly1305@openssh.com", &[97.0, 99.0, 102.0]),
-        ];
-        let mut two = vec![
-            c("chacha20-poly1305@openssh.com", &[99.0, 104.0, 106.0]),
-            c("aes128-gcm@openssh.com", &[98.0, 102.0, 105.0]),
-            c("aes128-ctr", &[96.0, 100.0, 103.0]),
-        ];
-        order(&mut one, false);
-        order(&mut two, false);
-        assert_eq!(names(&one), names(&two));
+        let one = line(&[
+            ("aes128-ctr", &[100.0, 103.0, 106.0]),
+            ("aes128-gcm@openssh.com", &[98.0, 101.0, 104.0]),
+            ("chacha20-poly1305@openssh.com", &[97.0, 99.0, 102.0]),
+        ]);
+        let two = line(&[
+            ("chacha20-poly1305@openssh.com", &[99.0, 104.0, 106.0]),
+            ("aes128-gcm@openssh.com", &[98.0, 102.0, 105.0]),
+            ("aes128-ctr", &[96.0, 100.0, 103.0]),
+        ]);
+        assert_eq!(one, two);
         assert_eq!(
             names(&one),
             [
@@ -116,28 +135,37 @@ mod tests {
                 "aes128-ctr"
             ]
         );
-        assert_eq!(ties(&one).len(), 1);
+        assert_eq!(ties(one).len(), 1);
     }
 
     #[test]
     fn a_clear_difference_still_leads() {
-        let mut v = vec![
-            c("chacha20-poly1305@openssh.com", &[50.0, 51.0, 52.0]),
-            c("aes128-ctr", &[200.0, 205.0, 210.0]),
-        ];
-        order(&mut v, false);
-        assert_eq!(names(&v), ["aes128-ctr", "chacha20-poly1305@openssh.com"]);
-        assert_eq!((v[0].tier, v[1].tier), (1, 2));
-        assert!(ties(&v).is_empty());
+        let v = line(&[
+            ("chacha20-poly1305@openssh.com", &[50.0, 51.0, 52.0]),
+            ("aes128-ctr", &[200.0, 205.0, 210.0]),
+        ]);
+        assert_eq!(v, [("aes128-ctr", 1), ("chacha20-poly1305@openssh.com", 2)]);
+        assert!(ties(v).is_empty());
     }
 
     #[test]
     fn a_bound_link_orders_by_preference_alone() {
-        let mut v = vec![
-            c("aes128-ctr", &[200.0, 205.0, 210.0]),
-            c("aes128-gcm@openssh.com", &[5.6, 5.7, 5.8]),
+        let fast = [200.0, 205.0, 210.0];
+        let slow = [5.6, 5.7, 5.8];
+        let cands = [
+            Candidate {
+                name: "aes128-ctr",
+                grade: Grade::Ok,
+                score: 205.0,
+                samples: &fast,
+            },
+            Candidate {
+                name: "aes128-gcm@openssh.com",
+                grade: Grade::Ok,
+                score: 5.7,
+                samples: &slow,
+            },
         ];
-        order(&mut v, true);
-        assert_eq!(names(&v), ["aes128-gcm@openssh.com", "aes128-ctr"]);
+        assert_eq!(order(&cands, true), [(1, 1), (0, 1)]);
     }
 }
