@@ -62,6 +62,11 @@ pub struct ReportArgs {
     /// line per host: best cipher, MiB/s, verdict, the config line it gets).
     #[arg(long)]
     pub compare: bool,
+    /// In a comparison, exit with status 3 when a row of a later run is slower than in the
+    /// first by more than PCT and the change is significant (sample ranges apart), listing
+    /// those rows on stderr: a nightly regression check.
+    #[arg(long, value_name = "PCT", value_parser = crate::report::compare::drops::parse_threshold)]
+    pub fail_on_drop: Option<f64>,
 }
 
 /// Where a report is written besides stdout: as many files as asked, so one long run gives

@@ -6,6 +6,7 @@
 //! so a difference inside the noise reads "≈" instead of a percentage that invites a wrong
 //! conclusion.
 
+pub mod drops;
 mod extract;
 pub mod render;
 
