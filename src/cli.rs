@@ -13,6 +13,19 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Colour grades in terminal tables: `auto` on a terminal unless NO_COLOR is set, `always`
+    /// (also into a pipe, e.g. for `less -R`), `never`. Files written with --output never
+    /// carry colours.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// `--color`, as ls and grep spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Debug, Subcommand)]

@@ -1,12 +1,38 @@
 //! How a terminal table is shaped for where it goes. On a terminal it takes the terminal's
 //! width and may colour grades; in a file, a pipe or a CI log it fits `TABLE_WIDTH` columns and
 //! has no escape codes, which would be noise there. `NO_COLOR` (no-color.org: set and not
-//! empty) turns colours off even on a terminal.
+//! empty) turns colours off even on a terminal; `--color always|never` overrides both, except
+//! that a file written with `--output` never carries colours.
 
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 use std::cell::Cell as Flag;
 use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Whether tables may carry colours, as `--color` asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Colours {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    Always,
+    Never,
+}
+
+static COLOURS: AtomicU8 = AtomicU8::new(Colours::Auto as u8);
+
+/// Sets the process's colour choice (`--color`); the CLI calls it once at start.
+pub fn set_colours(choice: Colours) {
+    COLOURS.store(choice as u8, Ordering::Relaxed);
+}
+
+fn choice() -> Colours {
+    match COLOURS.load(Ordering::Relaxed) {
+        x if x == Colours::Always as u8 => Colours::Always,
+        x if x == Colours::Never as u8 => Colours::Never,
+        _ => Colours::Auto,
+    }
+}
 
 thread_local! {
     /// Set while a report is rendered for a file, whatever stdout is.
@@ -35,6 +61,10 @@ pub fn fit(t: &mut Table) {
     t.set_content_arrangement(ContentArrangement::Dynamic);
     let terminal_width = if to_terminal() { t.width() } else { None };
     t.set_width(width_for(terminal_width));
+    if colours() {
+        // comfy-table styles only a terminal it detects itself; `--color always` means a pipe too.
+        t.enforce_styling();
+    }
 }
 
 fn width_for(terminal: Option<u16>) -> u16 {
@@ -46,11 +76,16 @@ fn width_for(terminal: Option<u16>) -> u16 {
 
 /// Whether the text being rendered may carry colours.
 pub fn colours() -> bool {
-    colours_for(to_terminal(), std::env::var_os("NO_COLOR"))
+    let for_file = FOR_FILE.with(|f| f.get());
+    !for_file && colours_for(choice(), to_terminal(), std::env::var_os("NO_COLOR"))
 }
 
-fn colours_for(terminal: bool, no_color: Option<OsString>) -> bool {
-    terminal && no_color.is_none_or(|v| v.is_empty())
+fn colours_for(choice: Colours, terminal: bool, no_color: Option<OsString>) -> bool {
+    match choice {
+        Colours::Always => true,
+        Colours::Never => false,
+        Colours::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
 }
 
 /// A grade cell: red for broken, yellow for weak, green for ok when colours are allowed.
@@ -73,10 +108,16 @@ mod tests {
 
     #[test]
     fn colours_only_on_a_terminal_and_never_with_no_color() {
-        assert!(colours_for(true, None));
-        assert!(colours_for(true, Some("".into())));
-        assert!(!colours_for(true, Some("1".into())));
-        assert!(!colours_for(false, None));
+        assert!(colours_for(Colours::Auto, true, None));
+        assert!(colours_for(Colours::Auto, true, Some("".into())));
+        assert!(!colours_for(Colours::Auto, true, Some("1".into())));
+        assert!(!colours_for(Colours::Auto, false, None));
+    }
+
+    #[test]
+    fn the_color_flag_overrides_the_terminal_and_no_color() {
+        assert!(colours_for(Colours::Always, false, Some("1".into())));
+        assert!(!colours_for(Colours::Never, true, None));
     }
 
     #[test]

@@ -57,6 +57,7 @@ mod pipeline {
 
 /// `sshtune report` rendered in headless Chromium, and re-rendered in every format.
 mod report {
+    mod colour;
     mod fail_on_drop;
     mod html;
 }
