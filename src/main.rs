@@ -1,16 +1,11 @@
 use clap::Parser;
-use sshtune::cli::{Cli, ColorChoice, Command};
-use sshtune::report::terminal::Colours;
+use sshtune::cli::{Cli, Command};
 use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    sshtune::report::terminal::set_colours(match cli.color {
-        ColorChoice::Auto => Colours::Auto,
-        ColorChoice::Always => Colours::Always,
-        ColorChoice::Never => Colours::Never,
-    });
+    sshtune::cmd::apply_global(cli.color);
     quiet_on_closed_stdout();
     let result = panic::catch_unwind(AssertUnwindSafe(|| run(cli.command)));
     match result {

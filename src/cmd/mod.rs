@@ -11,3 +11,15 @@ pub mod serve;
 pub mod speed;
 pub mod storage;
 pub mod tcp_sink;
+
+use crate::cli::ColorChoice;
+use crate::report::terminal::{set_colours, Colours};
+
+/// Applies the options every command shares (`--color`) before the command runs.
+pub fn apply_global(color: ColorChoice) {
+    set_colours(match color {
+        ColorChoice::Auto => Colours::Auto,
+        ColorChoice::Always => Colours::Always,
+        ColorChoice::Never => Colours::Never,
+    });
+}
