@@ -31,6 +31,7 @@ mod scenario_network;
 mod scenario_tcp_sink;
 mod serve_auth;
 mod serve_limits;
+mod serve_unit;
 mod speed_cli;
 mod stale_rules;
 mod storage_cli;
