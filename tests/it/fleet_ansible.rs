@@ -192,6 +192,20 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     );
     assert!(locked.backups().len() == 1, "{:?}", locked.backups());
     assert!(oldssh.backups().is_empty(), "oldssh was changed");
+    // The trial leaves nothing behind: no confirmation file, no rollback job still waiting.
+    for h in all {
+        let confirm = format!("{}.sshtune-confirm", h.dropin().display());
+        assert!(!Path::new(&confirm).exists(), "{confirm} is left");
+        let guard = std::process::Command::new("pgrep")
+            .args(["-f", &confirm])
+            .output()
+            .expect("pgrep runs");
+        assert!(
+            guard.stdout.is_empty(),
+            "{}: a rollback job still runs",
+            h.name
+        );
+    }
     for h in hosts {
         assert_eq!(apply.count(h.name, "failed"), 0, "{} failed", h.name);
         let wanted = h.expected_ciphers_line(&reports);
