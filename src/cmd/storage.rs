@@ -112,7 +112,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
         }
     } else {
         let backing = match device {
-            Some(d) => Backing::Device(d),
+            Some(d) => Backing::Device(std::sync::Arc::new(d)),
             None => Backing::LoopFile(work_parent.clone()),
         };
         let size = match &backing {
@@ -160,13 +160,9 @@ pub fn run(args: StorageArgs) -> Result<()> {
     Ok(())
 }
 
-fn device_size(dev: &std::path::Path) -> Result<u64> {
-    let name = dev
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))
-        .with_context(|| format!("size of {}", dev.display()))?
+fn device_size(dev: &device::Pinned) -> Result<u64> {
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{}/size", dev.name))
+        .with_context(|| format!("size of {}", dev.path.display()))?
         .trim()
         .parse()
         .context("parsing the device size")?;

@@ -6,12 +6,14 @@ use super::rsync::quote;
 
 /// Checks the destination and reports what backs it. Arguments: DIR, RUN_DIR, RSYNC.
 /// Prints `SSHTUNE-ERR <why>` and stops at the first problem, `SSHTUNE-INFO k=v` facts, and
-/// `SSHTUNE-OK` when the run directory was created.
-const PREFLIGHT: &str = r#"d=$1; run=$2; rs=$3;
+/// `SSHTUNE-OK` when the run directory was created. Whether the directory is writable is
+/// tried with a file `mktemp` creates (`O_EXCL`, a random name): the session may be root's,
+/// and a guessable name in a directory a user can write could be that user's symlink to
+/// any file, which `: > name` would truncate.
+const PREFLIGHT: &str = r#"d=$1; run=$2; rs=$3; case $d in -*) d="./$d";; esac;
 [ -d "$d" ] || { echo "SSHTUNE-ERR missing"; exit 0; };
-t="$d/.sshtune-probe-$$";
-if ( : > "$t" ) 2>/dev/null; then rm -f "$t"; else
- echo "SSHTUNE-ERR notwritable $( ( : > "$t" ) 2>&1 | tail -n1)"; exit 0; fi;
+if t=$(mktemp "$d/.sshtune-probe-XXXXXXXXXX" 2>&1); then rm -f -- "$t"; else
+ echo "SSHTUNE-ERR notwritable $(printf "%s" "$t" | tail -n1)"; exit 0; fi;
 command -v "$rs" >/dev/null 2>&1 || { echo "SSHTUNE-ERR norsync"; exit 0; };
 echo "SSHTUNE-INFO rsync=$("$rs" --version 2>/dev/null | head -n1)";
 echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
@@ -266,6 +268,39 @@ mod tests {
         assert!(run("/nonexistent/x").contains("MISSING"));
         assert_eq!(parse_flush("x\nSSHTUNE-SYNC 10.25 10.75\n"), Some(0.5));
         assert_eq!(parse_flush("SSHTUNE-SYNC 10.25"), None);
+    }
+
+    /// The destination check in a real shell, in a directory where the name a `$$`-based probe
+    /// would use is a planted symlink to a file outside: the file keeps its bytes, the link
+    /// stays, and the check still creates the run directory. The shell learns its own pid
+    /// and then becomes the check (`exec` keeps the pid), so the link is at the very name.
+    #[test]
+    fn the_writable_check_never_follows_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("dest");
+        std::fs::create_dir(&dest).unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let run = dest.join("run");
+        let check = preflight(dest.to_str().unwrap(), run.to_str().unwrap(), "true");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                r#"ln -s "$1" "$2/.sshtune-probe-$$" && exec {check}"#
+            ))
+            .args(["sh", victim.to_str().unwrap(), dest.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{said}");
+        assert!(said.contains("SSHTUNE-OK") && run.is_dir(), "{said}");
+        let left: Vec<_> = std::fs::read_dir(&dest)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "run")
+            .collect();
+        assert_eq!(left.len(), 1, "only the planted link is left: {left:?}");
+        assert!(left[0].starts_with(".sshtune-probe-"), "{left:?}");
     }
 
     #[test]

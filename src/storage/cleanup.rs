@@ -93,22 +93,7 @@ pub fn undo(r: &Resource) -> Result<(), String> {
             }
             _ => Ok(()),
         },
-        Resource::Mount(p) => retry(|| {
-            nix::mount::umount(p.as_path())
-                .or_else(|e| {
-                    if e == nix::errno::Errno::EINVAL || e == nix::errno::Errno::ENOENT {
-                        Ok(()) // not mounted (any more)
-                    } else {
-                        Err(e)
-                    }
-                })
-                .map_err(|e| format!("unmounting {}: {e}", p.display()))
-        })
-        .or_else(|e| {
-            // Last resort: detach lazily so the mapping under it can still go.
-            nix::mount::umount2(p.as_path(), nix::mount::MntFlags::MNT_DETACH)
-                .map_err(|e2| format!("{e}; lazy unmount: {e2}"))
-        }),
+        Resource::Mount(p) => unmount(p, true),
         Resource::Mapping(name) => retry(|| {
             if !super::dmcrypt::exists(name) {
                 return Ok(());
@@ -140,6 +125,31 @@ pub fn undo(r: &Resource) -> Result<(), String> {
                 ))
             }
         }),
+    }
+}
+
+/// Unmounts `p`, never through a symlink as its last component (`UMOUNT_NOFOLLOW`); a
+/// mount that is not there (any more) counts as done. Busy mounts get a few retries; with
+/// `lazy`, a mount still busy is detached lazily as a last resort, so the mapping under a
+/// run's own mount can still go. Another run's leftovers are never detached lazily: a busy
+/// mount there is someone's, and stays with what is under it (`stale`).
+pub fn unmount(p: &std::path::Path, lazy: bool) -> Result<(), String> {
+    use nix::mount::{umount2, MntFlags};
+    let strict = retry(|| {
+        umount2(p, MntFlags::UMOUNT_NOFOLLOW)
+            .or_else(|e| {
+                if e == nix::errno::Errno::EINVAL || e == nix::errno::Errno::ENOENT {
+                    Ok(()) // not mounted (any more)
+                } else {
+                    Err(e)
+                }
+            })
+            .map_err(|e| format!("unmounting {}: {e}", p.display()))
+    });
+    match strict {
+        Err(e) if lazy => umount2(p, MntFlags::MNT_DETACH | MntFlags::UMOUNT_NOFOLLOW)
+            .map_err(|e2| format!("{e}; lazy unmount: {e2}")),
+        r => r,
     }
 }
 

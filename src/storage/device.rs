@@ -1,10 +1,102 @@
 //! Safety checks before a real device is overwritten: never one that is mounted or held by
 //! anything, and never one with a filesystem or partition table unless the user insists.
+//!
+//! The device that passed is pinned (`Pinned`) for the whole run, because formatting starts
+//! minutes after the check: a descriptor stays open on it, which keeps the kernel from giving
+//! its name and number to another disk (a SCSI disk's index and a loop device are not reused
+//! while open; a loop device detached meanwhile only goes when its last user closes it), and
+//! before each write the path is checked to lead to the same device number and the same disk
+//! sequence number (`diskseq`, Linux 5.15+, new for every disk the kernel creates and for
+//! every file attached to a loop device). The descriptor cannot be an `O_EXCL` one:
+//! cryptsetup, device-mapper and mkfs claim the device exclusively themselves.
 
 use anyhow::{bail, Context, Result};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The device the user gave up, as it was checked.
+#[derive(Debug)]
+pub struct Pinned {
+    /// The path every step writes through (symlinks resolved once, at the check).
+    pub path: PathBuf,
+    /// The kernel's name for it (`sdb`, `loop3`): its directory in `/sys/class/block`.
+    pub name: String,
+    rdev: u64,
+    diskseq: Option<u64>,
+    _held: std::fs::File,
+}
+
+impl Pinned {
+    /// Opens `path` and records what it is. The path is read again afterwards (`verify`):
+    /// whatever happens in between, the checks were made on the device the descriptor holds.
+    pub fn open(path: &Path) -> Result<Self> {
+        let held = std::fs::OpenOptions::new()
+            .read(true)
+            .open(path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        let meta = held.metadata()?;
+        if !meta.file_type().is_block_device() {
+            bail!("{} is not a block device", path.display());
+        }
+        let rdev = meta.rdev();
+        let name = sysfs_name(rdev)
+            .with_context(|| format!("{} has no entry in /sys/dev/block", path.display()))?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            name,
+            rdev,
+            diskseq: diskseq(rdev),
+            _held: held,
+        })
+    }
+
+    /// Fails unless the path still leads to the device that was checked: same device number,
+    /// same disk sequence number where the kernel has one.
+    pub fn verify(&self) -> Result<()> {
+        let now = std::fs::metadata(&self.path)
+            .ok()
+            .map(|m| (m.rdev(), m.file_type()));
+        let same_node = now.is_some_and(|(r, t)| r == self.rdev && t.is_block_device());
+        if same_node && diskseq(self.rdev) == self.diskseq {
+            return Ok(());
+        }
+        bail!(
+            "{} is no longer the device that was checked ({} {}, disk sequence {}, now {}): \
+             stopped before writing to it",
+            self.path.display(),
+            self.name,
+            devnum(self.rdev),
+            self.diskseq.map_or("unknown".into(), |d| d.to_string()),
+            match now {
+                Some((r, _)) => format!(
+                    "{} with disk sequence {}",
+                    devnum(r),
+                    diskseq(r).map_or("unknown".into(), |d| d.to_string())
+                ),
+                None => "gone".into(),
+            }
+        )
+    }
+}
+
+/// `major:minor`, as sysfs and /proc/self/mountinfo write it.
+fn devnum(rdev: u64) -> String {
+    format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+}
+
+fn sysfs_name(rdev: u64) -> Option<String> {
+    let link = std::fs::read_link(format!("/sys/dev/block/{}", devnum(rdev))).ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+fn diskseq(rdev: u64) -> Option<u64> {
+    std::fs::read_to_string(format!("/sys/dev/block/{}/diskseq", devnum(rdev)))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
 
 /// What stands in the way of overwriting `dev`.
 #[derive(Debug, Default, PartialEq)]
@@ -16,16 +108,14 @@ pub struct Findings {
     pub signature: Option<String>,
 }
 
-pub fn inspect(dev: &Path) -> Result<(PathBuf, Findings)> {
+pub fn inspect(dev: &Path) -> Result<(Pinned, Findings)> {
     let real = std::fs::canonicalize(dev).with_context(|| format!("{}", dev.display()))?;
     let meta = std::fs::metadata(&real).with_context(|| format!("{}", real.display()))?;
     if !meta.file_type().is_block_device() {
         bail!("{} is not a block device", dev.display());
     }
-    let base = real
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let pinned = Pinned::open(&real)?;
+    let base = pinned.name.clone();
     let mut f = Findings::default();
     // Mounted: the device itself or any of its partitions.
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
@@ -68,19 +158,20 @@ pub fn inspect(dev: &Path) -> Result<(PathBuf, Findings)> {
         .open(&real)
         .is_err_and(|e| e.raw_os_error() == Some(libc::EBUSY));
     f.signature = signature(&real)?;
-    Ok((real, f))
+    pinned.verify()?;
+    Ok((pinned, f))
 }
 
 /// Refuses unless the device is free; a signature (or no clear answer from blkid) is
-/// overridable with `--force`, use never is.
-pub fn check(dev: &Path, destroy_data: bool, force: bool) -> Result<PathBuf> {
+/// overridable with `--force`, use never is. The device that passed comes back pinned.
+pub fn check(dev: &Path, destroy_data: bool, force: bool) -> Result<Pinned> {
     if !destroy_data {
         bail!(
             "--device {} would be overwritten: add --destroy-data to confirm",
             dev.display()
         );
     }
-    let (real, f) = inspect(dev)?;
+    let (pinned, f) = inspect(dev)?;
     if !f.mounted.is_empty() {
         bail!(
             "refusing {}: mounted ({})",
@@ -109,7 +200,7 @@ pub fn check(dev: &Path, destroy_data: bool, force: bool) -> Result<PathBuf> {
             );
         }
     }
-    Ok(real)
+    Ok(pinned)
 }
 
 fn partitions(base: &str) -> Vec<String> {

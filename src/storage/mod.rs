@@ -12,6 +12,7 @@ pub mod fio;
 pub mod kspeed;
 pub mod load;
 pub mod model;
+pub mod mounts;
 pub mod plan;
 pub mod run;
 pub mod seqio;

@@ -17,8 +17,9 @@ use std::time::Duration;
 pub enum Backing {
     /// A file of `size` bytes in this directory, attached as a loop device.
     LoopFile(PathBuf),
-    /// A whole device the user gave up (`--device X --destroy-data`), already checked.
-    Device(PathBuf),
+    /// A whole device the user gave up (`--device X --destroy-data`), checked and pinned:
+    /// verified again before every step that writes to it.
+    Device(std::sync::Arc<super::device::Pinned>),
 }
 
 /// How the matrix runs, beside what it measures (the `Plan`): where the data goes, how
@@ -51,8 +52,15 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
         .with_context(|| format!("making a work directory in {}", s.work_parent.display()))?
         .keep();
     cleanup.push(Resource::Dir(work.clone()));
+    let pinned = match &s.backing {
+        Backing::Device(d) => Some(d.clone()),
+        Backing::LoopFile(_) => None,
+    };
+    // Before each step that writes to the device itself; a mapping holds the device it was
+    // made on, so what goes through one needs no check.
+    let still_the_device = || pinned.as_ref().map_or(Ok(()), |p| p.verify());
     let (device, target_desc) = match &s.backing {
-        Backing::Device(d) => (d.clone(), d.display().to_string()),
+        Backing::Device(d) => (d.path.clone(), d.path.display().to_string()),
         Backing::LoopFile(dir) => {
             progress.status("creating the loop file");
             let file = work.join("backing.img");
@@ -81,6 +89,7 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
     let mut cells = Vec::new();
     for (i, target) in plan.targets.iter().enumerate() {
         let mark = cleanup.mark();
+        still_the_device()?;
         let mapped = match &target.crypt {
             None => Ok((device.clone(), None)),
             Some(spec) => {
@@ -114,6 +123,9 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
         for &layer in &target.layers {
             let mut c = cell(target, layer, driver.as_ref());
             let layer_mark = cleanup.mark();
+            if target.crypt.is_none() {
+                still_the_device()?;
+            }
             let path = match prepare_layer(layer, &dev, &mnt, &mut cleanup) {
                 Ok(p) => p,
                 Err(e) => {
@@ -148,6 +160,9 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
                         test.label()
                     );
                     progress.status(&what);
+                    if target.crypt.is_none() {
+                        still_the_device()?;
+                    }
                     match measure(test, layer, &path, s, &work, &mut buf) {
                         Ok((mib, f)) => {
                             r.samples_mib_s.push(mib);

@@ -77,6 +77,7 @@ mod scenario {
 mod serve {
     mod auth;
     mod limits;
+    mod unit;
 }
 
 /// `sshtune storage` and the cleanup of what a killed run left, here and in the VM.

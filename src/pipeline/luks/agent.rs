@@ -14,6 +14,14 @@
 //! what it could not remove. At start it removes what helpers and `sshtune storage` runs that
 //! died without cleaning up left (their pid no longer exists), by `storage::stale`'s rules
 //! (written there); `tests/it/storage/stale_rules.rs` runs both on the same leftovers and compares.
+//! Mounts are found in `/proc/self/mountinfo` as `storage::mounts` finds them: a mapping's by
+//! its device number, a work directory's by a mount point inside its real path. Nothing asks
+//! a path in the destination directory whether it is mounted, and nothing unmounts through
+//! one: a user who can write there could make `…/mnt` a link to any mount on the machine. A
+//! mount that stays (busy) keeps its directory. Once made, the work directory is the
+//! helper's current directory (checked to be root's), and every file it writes there is
+//! named relative to it: renaming the directory away and planting links in its place
+//! redirects nothing of root's.
 //! Loop devices are found in sysfs as `storage::dmcrypt::loops` finds them, so a backing file
 //! that was deleted (`… (deleted)`) or is `sshtune storage`'s `backing.img` counts too. A loop
 //! device is detached once sysfs no longer lists it: `losetup -d` on one another process holds
@@ -39,58 +47,63 @@ use std::time::{Duration, Instant};
 /// (or a keyword that needs none) and there are no comments: the commands are documented on
 /// `Agent`'s methods.
 const AGENT: &str = r#"d=$1; tok=$2; trap "" PIPE;
-w="$d/sshtune-storage-$$-$tok"; m="$w/mnt"; f="$w/luks.img"; lp=; on=; maps=; made=;
+w="$d/sshtune-storage-$$-$tok"; m=mnt; f=luks.img; W=; lp=; maps=; made=;
 left() { echo "SSHTUNE-LEFT $*"; };
 dead() { case $1 in ""|*[!0-9]*) return 1;; esac; [ ! -d "/proc/$1" ]; };
 gone() { lb=/sys/block/${1#/dev/}/loop/backing_file; li=0; while [ -e "$lb" ] && [ $li -lt 20 ]; do sleep 0.1; li=$((li+1)); done; [ ! -e "$lb" ]; };
-err() { echo "SSHTUNE-ERR $(tail -n1 "$w/err" 2>/dev/null)"; };
+err() { echo "SSHTUNE-ERR $(tail -n1 err 2>/dev/null)"; };
+dec() { printf "%b" "$(printf "%s" "$1" | sed "s/\\\\/\\\\0/g")"; };
+last() { u=; [ -n "$2" ] || return 1; while read -r q1 q2 q3 q4 q5 qr; do case $q5 in *\\*) q5=$(dec "$q5");; esac;
+ case $1 in dev) [ "$q3" = "$2" ] && u=$q5;; *) case $q5 in "$2"|"$2"/*) u=$q5;; esac;; esac; done < /proc/self/mountinfo; [ -n "$u" ]; };
+unm() { j=0; while last "$1" "$2"; do [ $j -lt 16 ] && umount "$u" 2>/dev/null || return 1; [ -z "$3" ] || echo "$3 unmounted $u"; j=$((j+1)); done; };
+devof() { z=$(readlink -f "/dev/mapper/$1") && [ -r "/sys/block/${z##*/}/dev" ] && read -r mm < "/sys/block/${z##*/}/dev"; };
 down() { trap "" HUP INT TERM;
- if [ -n "$on" ]; then umount "$m" 2>/dev/null || left "mount $m"; on=; fi;
- for n in $maps; do cryptsetup close "$n" 2>/dev/null || { sleep 1; cryptsetup close "$n" 2>/dev/null; } || left "mapping $n"; done; maps=;
+ for n in $maps; do if devof "$n"; then unm dev "$mm" || left "mount $u"; fi;
+  cryptsetup close "$n" 2>/dev/null || { sleep 1; cryptsetup close "$n" 2>/dev/null; } || left "mapping $n"; done; maps=;
  if [ -n "$lp" ]; then { losetup -d "$lp" 2>/dev/null && gone "$lp"; } || left "loop device $lp"; lp=; fi;
- if [ -n "$made" ]; then if mountpoint -q "$m" 2>/dev/null; then left "directory $w"; else rm -rf -- "$w" || left "directory $w"; fi; made=; fi;
+ if [ -n "$made" ]; then cd /; if last dir "$W"; then left "directory $W"; else rm -rf -- "$W" || left "directory $W"; fi; made=; fi;
  echo SSHTUNE-BYE; };
 [ -d "$d" ] || { echo "SSHTUNE-ERR nodir $d"; exit 0; };
 [ "$(id -u)" = 0 ] || { echo "SSHTUNE-ERR notroot"; exit 0; };
-for t in cryptsetup losetup mkfs.ext4 mountpoint sha256sum dd; do command -v "$t" >/dev/null 2>&1 || { echo "SSHTUNE-ERR notool $t"; exit 0; }; done;
+for t in cryptsetup losetup mkfs.ext4 sha256sum dd; do command -v "$t" >/dev/null 2>&1 || { echo "SSHTUNE-ERR notool $t"; exit 0; }; done;
+D=$(cd -P -- "$d" && pwd -P && echo x) && D=${D%?x} || D=;
 for s in /sys/block/dm-*/dm/name; do [ -r "$s" ] || continue; read -r n < "$s";
  case $n in sshtune-[0-9]*-*) ;; *) continue;; esac; p=${n#sshtune-}; dead "${p%%-*}" || continue;
- x=${s%/dm/name}; x=${x##*/};
- for b in $(while read -r a b r; do [ "$a" = "/dev/mapper/$n" ] || [ "$a" = "/dev/$x" ] && echo "$b"; done < /proc/mounts); do
-  umount "$b" 2>/dev/null && echo "SSHTUNE-STALE unmounted $b" || echo "SSHTUNE-STALE could not unmount $b"; done;
+ read -r mm < "${s%/dm/name}/dev"; unm dev "$mm" SSHTUNE-STALE || echo "SSHTUNE-STALE could not unmount $u";
  cryptsetup close "$n" 2>/dev/null && echo "SSHTUNE-STALE closed mapping $n" || echo "SSHTUNE-STALE could not close mapping $n"; done;
 for s in /sys/block/loop*/loop/backing_file; do [ -r "$s" ] || continue; read -r b < "$s"; x=${b%/*}; x=${x##*/};
  case $x in sshtune-storage-*) ;; *) continue;; esac; p=${x#sshtune-storage-}; dead "${p%%-*}" || continue;
  l=${s#/sys/block/}; l="/dev/${l%%/*}";
  losetup -d "$l" 2>/dev/null && gone "$l" && echo "SSHTUNE-STALE detached $l" || echo "SSHTUNE-STALE could not detach $l"; done;
-for x in "$d"/sshtune-storage-*; do [ -d "$x" ] || continue; p=${x##*/sshtune-storage-}; dead "${p%%-*}" || continue;
- if [ ! -L "$x" ] && mountpoint -q "$x/mnt" 2>/dev/null; then umount "$x/mnt" 2>/dev/null || { echo "SSHTUNE-STALE could not unmount $x/mnt"; continue; }; fi;
+[ -n "$D" ] && for x in "$d"/sshtune-storage-*; do [ -d "$x" ] || continue; p=${x##*/sshtune-storage-}; dead "${p%%-*}" || continue;
+ if [ ! -L "$x" ]; then unm dir "$D/${x##*/}" SSHTUNE-STALE || { echo "SSHTUNE-STALE could not unmount $u"; continue; }; fi;
  rm -rf -- "$x" && echo "SSHTUNE-STALE removed $x" || echo "SSHTUNE-STALE could not remove $x"; done;
 [ -e /dev/mapper/control ] || { echo "SSHTUNE-ERR nodm"; exit 0; };
-mkdir -- "$w" || { echo "SSHTUNE-ERR mkdir"; exit 0; }; made=1; mkdir -- "$m";
+mkdir -- "$w" || { echo "SSHTUNE-ERR mkdir"; exit 0; }; made=1;
+cd -P -- "$w" && [ -O . ] && W=$(pwd -P && echo x) && W=${W%?x} && mkdir "$m" || { W=; echo "SSHTUNE-ERR mkdir"; exit 0; };
 trap "down; exit 0" HUP INT TERM;
-echo "SSHTUNE-WORK $w"; echo SSHTUNE-OK;
+echo "SSHTUNE-WORK $W"; echo SSHTUNE-OK;
 while read -r c a1 a2 a3 a4 a5 rest; do case $c in
- create) if dd if=/dev/zero of="$f" bs=1M count="$a1" conv=fsync 2>"$w/err"; then
-   lp=$(losetup --find --show -- "$f" 2>"$w/err") && echo "SSHTUNE-OK $lp" || { lp=; err; }; else echo "SSHTUNE-ERR $(head -n1 "$w/err")"; fi;;
+ create) if dd if=/dev/zero of="$f" bs=1M count="$a1" conv=fsync 2>err; then
+   lp=$(losetup --find --show -- "$f" 2>err) && echo "SSHTUNE-OK $lp" || { lp=; err; }; else echo "SSHTUNE-ERR $(head -n1 err)"; fi;;
  crypto) cat /proc/crypto; echo SSHTUNE-OK;;
  size) case $a1 in dm-[0-9]*) cat "/sys/block/$a1/size" 2>/dev/null;; esac; echo SSHTUNE-OK;;
  map) n="sshtune-$$-$a1"; kb=$((a3/8));
-  if printf "%b" "$a5" | cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --cipher "$a2" --key-size "$a3" --sector-size "$a4" --key-file - --keyfile-size "$kb" "$lp" 2>"$w/err"
-   && printf "%b" "$a5" | cryptsetup open --batch-mode --key-file - --keyfile-size "$kb" $rest "$lp" "$n" 2>"$w/err"; then
+  if printf "%b" "$a5" | cryptsetup luksFormat --batch-mode --type luks2 --pbkdf pbkdf2 --pbkdf-force-iterations 1000 --cipher "$a2" --key-size "$a3" --sector-size "$a4" --key-file - --keyfile-size "$kb" "$lp" 2>err
+   && printf "%b" "$a5" | cryptsetup open --batch-mode --key-file - --keyfile-size "$kb" $rest "$lp" "$n" 2>err; then
    maps="$maps $n"; x=$(readlink -f "/dev/mapper/$n"); echo "SSHTUNE-OK ${x##*/}"; else err; fi;;
  mount) n="sshtune-$$-$a1";
-  if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$n" >"$w/err" 2>&1 && mount -t ext4 "/dev/mapper/$n" "$m" 2>"$w/err"; then on=1; echo SSHTUNE-OK; else err; fi;;
+  if mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "/dev/mapper/$n" >err 2>&1 && mount -t ext4 "/dev/mapper/$n" "$m" 2>err; then echo SSHTUNE-OK; else err; fi;;
  pass) k=0; r=; while [ "$k" -le "$a2" ]; do rm -f -- "$m/pass"; sync -f "$m" 2>/dev/null || sync;
-   times > "$w/t"; read -r t0 x < /proc/uptime;
-   dd if=/dev/zero of="$m/pass" bs=1M count="$a1" 2>"$w/err" || { r=1; break; };
-   times > "$w/u"; sync -f "$m/pass" 2>/dev/null || sync; read -r t1 x < /proc/uptime; k=$((k+1)); done;
-  if [ -n "$r" ]; then echo "SSHTUNE-ERR $(head -n1 "$w/err")"; else
-   { read -r x; read -r c0; } < "$w/t"; { read -r x; read -r c1; } < "$w/u"; rm -f -- "$m/pass"; echo "SSHTUNE-OK $t0 $t1 $c0 $c1"; fi;;
+   times > t; read -r t0 x < /proc/uptime;
+   dd if=/dev/zero of="$m/pass" bs=1M count="$a1" 2>err || { r=1; break; };
+   times > u; sync -f "$m/pass" 2>/dev/null || sync; read -r t1 x < /proc/uptime; k=$((k+1)); done;
+  if [ -n "$r" ]; then echo "SSHTUNE-ERR $(head -n1 err)"; else
+   { read -r x; read -r c0; } < t; { read -r x; read -r c1; } < u; rm -f -- "$m/pass"; echo "SSHTUNE-OK $t0 $t1 $c0 $c1"; fi;;
  sums) if [ -d "$m/data" ]; then (cd "$m/data" && find . -type f -exec sha256sum -- {} +) 2>/dev/null; fi; echo SSHTUNE-OK;;
  unmap) n="sshtune-$$-$a1";
-  if [ -n "$on" ]; then umount "$m" 2>"$w/err" || { err; continue; }; on=; fi;
-  cryptsetup close "$n" 2>"$w/err" || { sleep 1; cryptsetup close "$n" 2>"$w/err"; } || { err; continue; };
+  if devof "$n"; then unm dev "$mm" || { echo "SSHTUNE-ERR could not unmount $u"; continue; }; fi;
+  cryptsetup close "$n" 2>err || { sleep 1; cryptsetup close "$n" 2>err; } || { err; continue; };
   maps=$(for x in $maps; do [ "$x" = "$n" ] || printf "%s " "$x"; done); echo SSHTUNE-OK;;
  *) echo "SSHTUNE-ERR unknown command";; esac; done;
 down; exit 0"#;

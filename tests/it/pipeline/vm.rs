@@ -4,7 +4,8 @@
 //! `--luks` matrix (3 SSH ciphers × 3 scratch LUKS settings, the destination's own among
 //! them): every cell's copy is checked byte for byte by the run, the model's error per cell
 //! is printed, and nothing of the scratch volumes is left (mappings, loops, mounts, files) —
-//! including a killed run's leftovers planted before, which the run must remove. Before it,
+//! including a killed run's leftovers planted before (its directory, loop device, mapping and
+//! the ext4 mounted from it), which the run must remove. Before it,
 //! a loop file too big for a small destination is refused in one line, and a run stopped
 //! with SIGTERM during its first dm-crypt pass exits 130 with nothing left. Last, a
 //! board-like destination: the VM's sshd in a cgroup held to 30% of a core, 3des-cbc onto the
@@ -60,9 +61,13 @@ kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/term.rc
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
 ls -d /tmp/mnt/sshtune-* >> {w}/term.left 2>/dev/null || true
-mkdir /tmp/mnt/sshtune-storage-999999-killed
-truncate -s 8M /tmp/mnt/sshtune-storage-999999-killed/luks.img
-losetup -f /tmp/mnt/sshtune-storage-999999-killed/luks.img
+K=/tmp/mnt/sshtune-storage-999999-killed
+mkdir $K $K/mnt
+truncate -s 8M $K/luks.img
+KL=$(losetup -f --show $K/luks.img)
+cryptsetup open --type plain --cipher aes-xts-plain64 --key-size 256 --key-file /tmp/key $KL sshtune-999999-0
+mkfs.ext4 -q /dev/mapper/sshtune-999999-0
+mount /dev/mapper/sshtune-999999-0 $K/mnt
 rc=0
 timeout 800 {bin} pipeline /tmp/mnt --source {w}/src --ciphers aes128-ctr,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com --variants whole-file --repeat 1 --interval-ms 100 --no-ceilings --keep --luks --luks-settings current,xts256-4k,xts256-nowq --no-trim --format json --output {w}/report.json 2> {w}/stderr || rc=$?
 if [ $rc = 0 ]; then diff -r {w}/src /tmp/mnt/sshtune-pipeline-*/data && echo same > {w}/compare; fi
@@ -201,10 +206,16 @@ pub fn check(w: &Path, console: &str) {
     assert!(left.trim().is_empty(), "left behind: {left}");
     let l = &r["luks"];
     let stale = l["stale_removed"].as_array().unwrap();
-    assert!(
-        stale.iter().any(|s| s.as_str().unwrap().contains("999999")),
-        "the killed run's leftovers were not removed: {stale:?}"
-    );
+    for what in [
+        "unmounted /tmp/mnt/sshtune-storage-999999-killed/mnt",
+        "closed mapping sshtune-999999-0",
+        "removed /tmp/mnt/sshtune-storage-999999-killed",
+    ] {
+        assert!(
+            stale.iter().any(|s| s.as_str().unwrap().contains(what)),
+            "the killed run's leftovers were not removed ({what}): {stale:?}"
+        );
+    }
     let settings = l["settings"].as_array().unwrap();
     assert_eq!(settings.len(), 3, "{settings:?}");
     assert_eq!(settings[0]["name"], "current");

@@ -15,6 +15,7 @@ mod topology;
 
 use ansible::Ansible;
 use host::{verdicts, Host};
+use std::path::Path;
 use std::time::Instant;
 use support::cgroup::CpuQuota;
 use support::exclusive;
@@ -152,10 +153,58 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         );
     }
 
-    // 3. For real, from the reports the dry run wrote.
+    // 3. For real, from the reports the dry run wrote, with two hosts more that would lock
+    //    the controller out, given fast's report: `locked`, which the controller reaches with
+    //    aes256-ctr only (its ssh options pin it; the old drop-in allows it, the new line does
+    //    not), and `oldssh`, whose controller ssh speaks none of the new line's ciphers.
+    let locked = lockout_host(&mut fleet, "locked", &reports, tmp.path());
+    let oldssh = lockout_host(&mut fleet, "oldssh", &reports, tmp.path());
+    let all = [&slow, &fast, &board, &hidden, &locked, &oldssh];
+    host::write_inventory(&inventory, &all, true, &reports, &CIPHERS);
     let apply = ansible.playbook(&inventory, "sshtune.tune.tune", &["--tags", "config"]);
     assert_eq!(apply.code, 2, "exit status: some host failed");
     assert_eq!(apply.count("gone", "failed"), 1);
+    for h in [&locked, &oldssh] {
+        assert_eq!(
+            apply.count(h.name, "failed"),
+            1,
+            "{} was not refused",
+            h.name
+        );
+        assert_eq!(
+            std::fs::read_to_string(h.dropin()).unwrap(),
+            OLD_DROPIN,
+            "{}: the old drop-in is not in place",
+            h.name
+        );
+        h.assert_offers(&fleet, OLD_DROPIN.lines().nth(1).unwrap());
+    }
+    assert!(
+        apply
+            .stdout
+            .contains("locked: the new drop-in was taken back"),
+        "no rollback message naming locked"
+    );
+    assert!(
+        apply.stdout.contains("No drop-in for oldssh"),
+        "no refusal naming oldssh"
+    );
+    assert!(locked.backups().len() == 1, "{:?}", locked.backups());
+    assert!(oldssh.backups().is_empty(), "oldssh was changed");
+    // The trial leaves nothing behind: no confirmation file, no rollback job still waiting.
+    for h in all {
+        let confirm = format!("{}.sshtune-confirm", h.dropin().display());
+        assert!(!Path::new(&confirm).exists(), "{confirm} is left");
+        let guard = std::process::Command::new("pgrep")
+            .args(["-f", &confirm])
+            .output()
+            .expect("pgrep runs");
+        assert!(
+            guard.stdout.is_empty(),
+            "{}: a rollback job still runs",
+            h.name
+        );
+    }
     for h in hosts {
         assert_eq!(apply.count(h.name, "failed"), 0, "{} failed", h.name);
         let wanted = h.expected_ciphers_line(&reports);
@@ -179,8 +228,13 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
 
     // 4. sshtune serve on the board, bounded in time, on the address the controller reaches.
     //    (Started from the board's sshd, it stays in the board's cgroup: removed with it.)
+    //    It runs as `nobody` here (the role's default account would be added to this
+    //    machine's passwd), which must reach the binary and state in the test's directory.
     let serve_dir = tmp.path().join("serve");
     std::fs::create_dir_all(serve_dir.join("bin")).expect("serve dir");
+    for d in [tmp.path(), &serve_dir] {
+        std::fs::set_permissions(d, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    }
     let key = support::keygen(&serve_dir.join("client_ed25519"));
     let installed = serve_dir.join("bin/sshtune");
     let vars = serde_json::json!({
@@ -190,6 +244,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         "serve_authorized_keys": key.with_extension("pub"),
         "serve_listen": format!("{}:{SERVE_PORT}", board.address()),
         "serve_duration": 60,
+        "serve_user": "nobody",
         // Hermetic: a transient systemd unit would run outside the board's namespace.
         "serve_systemd": false,
     });
@@ -204,6 +259,34 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         .expect("sshtune serve answers the controller");
     let banner = banner["banner"].as_str().unwrap_or_default().to_string();
     assert!(banner.starts_with("SSH-2.0-sshtune_"), "{banner}");
+    host::assert_serve_sandboxed(&installed);
+    host::assert_serve_login(&fleet.controller_ns, board.address(), SERVE_PORT, &key);
 
     eprintln!("fleet test took {:.0} s", started.elapsed().as_secs_f64());
+}
+
+/// A host whose new drop-in (fast's report) would lock the controller out: by its ssh
+/// options (`locked`, aes256-ctr only) or by its ssh (`oldssh`, `ssh -Q cipher` says
+/// aes256-ctr only: an older client). Its old drop-in allows aes256-ctr.
+fn lockout_host(fleet: &mut Fleet, name: &'static str, reports: &Path, tmp: &Path) -> Host {
+    let mut h = Host::start(fleet, name, Some(160), None, "32M", Some(OLD_DROPIN));
+    std::fs::copy(
+        reports.join("fast.json"),
+        reports.join(format!("{name}.json")),
+    )
+    .expect("copy fast's report");
+    h.extra_vars = if name == "locked" {
+        serde_json::json!({ "ansible_ssh_extra_args": "-o Ciphers=aes256-ctr" })
+    } else {
+        let ssh = tmp.join("old-ssh");
+        std::fs::write(
+            &ssh,
+            "#!/bin/sh\nif [ \"$1\" = -Q ]; then echo aes256-ctr; exit 0; fi\nexec ssh \"$@\"\n",
+        )
+        .expect("old ssh");
+        std::fs::set_permissions(&ssh, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .expect("chmod");
+        serde_json::json!({ "ansible_ssh_executable": ssh })
+    };
+    h
 }

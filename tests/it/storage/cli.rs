@@ -164,6 +164,54 @@ fn mounted_device_is_refused_even_with_force() {
     assert!(stderr(&o).contains("mounted"), "{}", stderr(&o));
 }
 
+/// `--device` is pinned from the check to the end of the run, because formatting starts
+/// minutes later. A path that leads to another disk by then (a node replaced, as a hot-plug
+/// that reuses a name does) is caught before anything is written; and while the pin is
+/// held, the checked loop device cannot be detached and handed to another file.
+#[test]
+fn a_device_swapped_after_the_check_is_caught_before_any_write() {
+    use nix::sys::stat::{mknod, Mode, SFlag};
+    use std::os::unix::fs::MetadataExt;
+    let _lock = support::shared();
+    assert!(support::is_root(), "loop devices need root");
+    let (mut a, b) = (LoopWithFs::new(), LoopWithFs::new());
+    let nodes = tempfile::tempdir().unwrap();
+    let node = nodes.path().join("disk");
+    let node_of = |dev: &str, at: &Path| {
+        let rdev = std::fs::metadata(dev).unwrap().rdev();
+        mknod(at, SFlag::S_IFBLK, Mode::from_bits_truncate(0o600), rdev).unwrap();
+    };
+    node_of(&a.dev, &node);
+    let pinned = sshtune::storage::device::check(&node, true, true).unwrap();
+    pinned.verify().unwrap();
+    node_of(&b.dev, &nodes.path().join("new"));
+    std::fs::rename(nodes.path().join("new"), &node).unwrap();
+    let e = format!("{:#}", pinned.verify().unwrap_err());
+    assert!(e.contains("no longer the device that was checked"), "{e}");
+
+    let dev = std::mem::take(&mut a.dev);
+    let backing = format!(
+        "/sys/block/{}/loop/backing_file",
+        dev.trim_start_matches("/dev/")
+    );
+    let o = output(Command::new("losetup").args(["-d", &dev]));
+    assert!(o.status.success(), "losetup -d: {}", stderr(&o));
+    assert!(Path::new(&backing).exists(), "detached while pinned");
+    let other = nodes.path().join("other.img");
+    std::fs::File::create(&other)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let o = output(Command::new("losetup").arg(&dev).arg(&other));
+    assert!(!o.status.success(), "{dev} took another file while pinned");
+    drop(pinned);
+    let gone = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        !Path::new(&backing).exists()
+    });
+    assert!(gone, "{dev} stayed attached after the pin was dropped");
+}
+
 /// Regression: busybox's blkid (no `-p`) counted as "no signature", so `--destroy-data` went
 /// ahead on a disk with ext4 on it.
 #[test]

@@ -3,8 +3,11 @@
 //! has no sshtune). Each runs on the same planted leftovers, one after the other, and both
 //! must remove exactly what the table below says: work directories whose owner's pid is all
 //! digits and gone, the loop devices on files directly in them (whatever the file's name, and
-//! after the file was deleted), a link of that name but not what it points to, and nothing
-//! else. Mappings are the one rule this kernel cannot show (no device-mapper); the VM test
+//! after the file was deleted), a link of that name but not what it points to, a mount inside
+//! such a directory (a directory whose mount stays busy is kept, with its mount), and nothing
+//! else. A directory whose `mnt` is a link to a mount elsewhere loses the link, never that
+//! mount. The destination's path has a space in it, which the kernel's mount table writes as
+//! `\040`. Mappings are the one rule this kernel cannot show (no device-mapper); the VM test
 //! plants a killed run's directory and loop for the helper there.
 
 use crate::support;
@@ -23,6 +26,12 @@ enum Plant {
     /// A directory with this file in it, attached to a loop device; `true`: the file is
     /// deleted after attaching (the backing file then reads `… (deleted)`).
     Loop(&'static str, bool),
+    /// A directory with a tmpfs mounted on its `mnt`; `true`: a file in it is held open, so
+    /// the mount is busy.
+    Mounted(bool),
+    /// A directory whose `mnt` is a symlink to a tmpfs mounted outside (the planted link of
+    /// the attack: a root run must not unmount what it points to).
+    MntLink,
 }
 
 struct Case {
@@ -78,24 +87,69 @@ fn cases() -> Vec<Case> {
             Plant::Loop("backing.img", false),
             false,
         ),
+        c(
+            format!("sshtune-storage-{dead}-m"),
+            Plant::Mounted(false),
+            true,
+        ),
+        c(
+            format!("sshtune-storage-{dead}-busy"),
+            Plant::Mounted(true),
+            false,
+        ),
+        c(
+            format!("sshtune-storage-{alive}-m"),
+            Plant::Mounted(false),
+            false,
+        ),
+        c(
+            format!("sshtune-storage-{dead}-mntlink"),
+            Plant::MntLink,
+            true,
+        ),
     ]
 }
 
-/// The planted tree: the destination, the links' target, and the loop device per case.
+/// The planted tree: the destination, the links' target, the tmpfs mounted outside, the
+/// loop device per case, and the files held open in busy mounts.
 struct Planted {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     dest: PathBuf,
     outside: PathBuf,
+    outside_mnt: PathBuf,
     loops: Vec<Option<String>>,
+    held: Vec<std::fs::File>,
+}
+
+fn tmpfs(at: &Path) {
+    std::fs::create_dir_all(at).unwrap();
+    nix::mount::mount(
+        Some("sshtune-stale-test"),
+        at,
+        Some("tmpfs"),
+        nix::mount::MsFlags::empty(),
+        Some("size=1m"),
+    )
+    .unwrap_or_else(|e| panic!("mounting a tmpfs on {}: {e}", at.display()));
+    std::fs::write(at.join("keep"), b"on a mount").unwrap();
+}
+
+fn mounted(at: &Path) -> bool {
+    let real = std::fs::canonicalize(at).unwrap_or_else(|_| at.to_path_buf());
+    let table = sshtune::storage::mounts::table();
+    table.iter().any(|m| m.point == real)
 }
 
 fn plant(cases: &[Case]) -> Planted {
     let dir = tempfile::tempdir().unwrap();
-    let dest = dir.path().join("dest");
+    let dest = dir.path().join("dest dir");
     let outside = dir.path().join("outside");
+    let outside_mnt = dir.path().join("outside-mnt");
     std::fs::create_dir(&dest).unwrap();
     std::fs::create_dir(&outside).unwrap();
     std::fs::write(outside.join("keep"), b"not a run's").unwrap();
+    tmpfs(&outside_mnt);
+    let mut held = Vec::new();
     let mut loops = Vec::new();
     for c in cases {
         let p = dest.join(&c.name);
@@ -115,28 +169,52 @@ fn plant(cases: &[Case]) -> Planted {
                     std::fs::remove_file(&img).unwrap();
                 }
             }
+            Plant::Mounted(busy) => {
+                tmpfs(&p.join("mnt"));
+                if busy {
+                    held.push(std::fs::File::open(p.join("mnt/keep")).unwrap());
+                }
+            }
+            Plant::MntLink => {
+                std::fs::create_dir(&p).unwrap();
+                std::os::unix::fs::symlink(&outside_mnt, p.join("mnt")).unwrap();
+            }
         }
         loops.push(dev);
     }
     Planted {
-        _dir: dir,
+        dir,
         dest,
         outside,
+        outside_mnt,
         loops,
+        held,
     }
 }
 
-/// Per case: (still there, its loop device still attached to the planted file).
-fn state(p: &Planted, cases: &[Case]) -> Vec<(String, bool, bool)> {
+/// Per case: (still there, its loop device still attached to the planted file, a mount on
+/// its `mnt` with the planted file in it).
+type State = (String, bool, bool, bool);
+
+fn state(p: &Planted, cases: &[Case]) -> Vec<State> {
     cases
         .iter()
         .zip(&p.loops)
         .map(|(c, dev)| {
-            let there = p.dest.join(&c.name).symlink_metadata().is_ok();
+            let at = p.dest.join(&c.name);
+            let there = at.symlink_metadata().is_ok();
             let attached = dev.as_ref().is_some_and(|d| backing(d).contains(&c.name));
-            (c.name.clone(), there, attached)
+            let mnt = at.join("mnt");
+            let on =
+                !matches!(c.plant, Plant::MntLink) && mounted(&mnt) && mnt.join("keep").exists();
+            (c.name.clone(), there, attached, on)
         })
         .collect()
+}
+
+/// The mount the planted links point to is still there, with its file.
+fn outside_kept(p: &Planted) -> bool {
+    mounted(&p.outside_mnt) && p.outside_mnt.join("keep").exists()
 }
 
 fn backing(dev: &str) -> String {
@@ -144,21 +222,29 @@ fn backing(dev: &str) -> String {
     std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file")).unwrap_or_default()
 }
 
-/// Detaches what is still attached, so a failed assertion leaves the machine as it was.
+/// Detaches and unmounts what is still there, so a failed assertion leaves the machine as it
+/// was.
 fn unplant(p: Planted, cases: &[Case]) {
+    drop(p.held);
     for (c, dev) in cases.iter().zip(&p.loops) {
         if let Some(d) = dev.as_ref().filter(|d| backing(d).contains(&c.name)) {
             let _ = Command::new("losetup").args(["-d", d]).status();
         }
     }
+    let root = std::fs::canonicalize(p.dir.path()).unwrap();
+    let table = sshtune::storage::mounts::table();
+    for m in sshtune::storage::mounts::under(&table, &root) {
+        let _ = nix::mount::umount2(&m, nix::mount::MntFlags::MNT_DETACH);
+    }
 }
 
-fn expected(cases: &[Case]) -> Vec<(String, bool, bool)> {
+fn expected(cases: &[Case]) -> Vec<State> {
     cases
         .iter()
         .map(|c| {
             let attached = matches!(c.plant, Plant::Loop(..)) && !c.removed;
-            (c.name.clone(), !c.removed, attached)
+            let on = matches!(c.plant, Plant::Mounted(_)) && !c.removed;
+            (c.name.clone(), !c.removed, attached, on)
         })
         .collect()
 }
@@ -176,8 +262,10 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
     let said = sshtune::storage::stale::clean(&p.dest);
     let by_storage = state(&p, &cases);
     let link_target_kept = p.outside.join("keep").exists();
+    let mount_kept = outside_kept(&p);
     unplant(p, &cases);
     assert!(link_target_kept, "storage followed a link: {said:?}");
+    assert!(mount_kept, "storage unmounted through a link: {said:?}");
 
     // The helper runs where the pipeline's `--luks` starts it, on the destination through
     // ssh; on this kernel it then refuses (no device-mapper), after the sweep.
@@ -199,20 +287,22 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
     drop(server);
     let by_helper = state(&p, &cases);
     let link_target_kept = p.outside.join("keep").exists();
+    let mount_kept = outside_kept(&p);
     unplant(p, &cases);
     let err = stderr(&o);
     assert!(err.contains("--luks needs device-mapper"), "{err}");
     assert!(link_target_kept, "the helper followed a link: {err}");
+    assert!(mount_kept, "the helper unmounted through a link: {err}");
 
     let want = expected(&cases);
-    let differ = |got: &[(String, bool, bool)]| -> Vec<String> {
+    let differ = |got: &[State]| -> Vec<String> {
         got.iter()
             .zip(&want)
             .filter(|(g, w)| g != w)
             .map(|(g, w)| {
                 format!(
-                    "{}: there {} attached {} (want {} {})",
-                    g.0, g.1, g.2, w.1, w.2
+                    "{}: there {} attached {} mounted {} (want {} {} {})",
+                    g.0, g.1, g.2, g.3, w.1, w.2, w.3
                 )
             })
             .collect()

@@ -46,6 +46,33 @@ fn script(out: &Path, body: &str) -> String {
     )
 }
 
+/// `--device` swapped mid-run, as a hot-plug that renames would: a cryptsetup in front of
+/// the real one (on PATH) runs `$SWAP` once, right after the first mapping is closed, before
+/// the baseline writes to the device itself. Once the node the user named is replaced by one
+/// for another disk, and once the checked loop device is detached and another file attached
+/// under its name. `b.img` is the other disk: it must keep its bytes.
+const SWAPS: &str = r#"
+W=/tmp/swap; mkdir -p $W/bin
+printf '#!/bin/sh\n%s "$@"; rc=$?\nif [ "$1" = close ] && [ ! -e "$SWAP.done" ]; then : > "$SWAP.done"; sh "$SWAP" > "$SWAP.out" 2>&1; echo $? >> "$SWAP.out"; fi\nexit $rc\n' "$(command -v cryptsetup)" > $W/bin/cryptsetup
+chmod +x $W/bin/cryptsetup
+swap_run() {
+  truncate -s 48M $W/a.img; yes sshtune-other-disk | head -c 48M > $W/b.img
+  sha256sum < $W/b.img > $OUT/swap-$1.before
+  LA=$(losetup --find --show $W/a.img); LB=$(losetup --find --show $W/b.img); export LA LB
+  rm -f $W/disk; mknod $W/disk b $(stat -L -c '%t %T' $LA | sed 's/^/0x/; s/ / 0x/')
+  echo "$2" > $W/swap-$1; rm -f $W/swap-$1.done $W/swap-$1.out
+  [ $1 = node ] && D=$W/disk || D=$LA
+  SWAP=$W/swap-$1 PATH=$W/bin:$PATH $BIN storage --quick --no-speed --layers raw --tests wr -q --device $D --destroy-data > /dev/null 2> $OUT/swap-$1.err
+  echo $? > $OUT/swap-$1.rc
+  cp $W/swap-$1.out $OUT/swap-$1.swap 2>/dev/null
+  sha256sum < $W/b.img > $OUT/swap-$1.after
+  losetup -d $LA $LB 2>/dev/null; losetup -j $W/b.img | cut -d: -f1 | xargs -r losetup -d
+  leftovers swap-$1
+}
+swap_run node "mknod $W/new b \$(stat -L -c '%t %T' \$LB | sed 's/^/0x/; s/ / 0x/') && mv -f $W/new $W/disk"
+swap_run loop "losetup -d \$LA && losetup \$LA $W/b.img"
+"#;
+
 /// The device refusals first (seconds, where the matrix takes minutes under emulation), then
 /// the quick matrix end to end, then LUKS2 and ext4.
 const MATRIX: &str = r#"
@@ -120,16 +147,48 @@ fn vm_storage_matrix_signals_and_pipeline_onto_luks() {
         timeout: std::time::Duration::from_secs(1620),
         ..Vm::default()
     };
-    let storage = script(out.path(), &format!("{MATRIX}{SIGNALS}"));
+    let storage = script(out.path(), &format!("{SWAPS}{MATRIX}{SIGNALS}"));
     let pipeline = crate::pipeline::vm::script(pipe.path());
     let r = vm
         .rwdir(out.path())
         .rwdir(pipe.path())
         .run(&format!("{storage}\n{pipeline}"));
     let d = out.path();
+    device_swaps(d);
     matrix_and_luks2(d, &r);
     signals_and_stale(d);
     crate::pipeline::vm::check(pipe.path(), &r.console());
+}
+
+fn device_swaps(d: &Path) {
+    for case in ["node", "loop"] {
+        let f = |x: &str| read(d, &format!("swap-{case}.{x}"));
+        let (err, swap) = (f("err"), f("swap"));
+        assert_eq!(
+            f("before"),
+            f("after"),
+            "{case}: the other disk was written: {err}"
+        );
+        assert_eq!(f("left"), "", "{case}: left behind");
+        // The swap ran: it either took (the node case always does) and the run stopped, or
+        // the pin held the loop device and the run went on to the end on the checked disk.
+        let took = swap.trim().ends_with("\n0") || swap.trim() == "0";
+        if case == "node" || took {
+            assert_ne!(
+                f("rc").trim(),
+                "0",
+                "{case}: went on after the swap: {swap}"
+            );
+            assert!(
+                err.contains("no longer the device that was checked"),
+                "{case}: {err}"
+            );
+            assert_eq!(err.trim().lines().count(), 1, "{case}: {err}");
+        } else {
+            assert!(!swap.is_empty(), "{case}: the swap never ran");
+            assert_eq!(f("rc").trim(), "0", "{case}: {err}\nswap: {swap}");
+        }
+    }
 }
 
 fn matrix_and_luks2(d: &Path, r: &VmOutput) {

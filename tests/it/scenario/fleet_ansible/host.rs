@@ -22,6 +22,8 @@ pub struct Host {
     sshd: EmbeddedSshd,
     jump: Option<EmbeddedSshd>,
     dropins: tempfile::TempDir,
+    /// Inventory variables of this host beside the connection's (merged last).
+    pub extra_vars: Value,
 }
 
 const DROPIN: &str = "50-sshtune.conf";
@@ -112,6 +114,7 @@ impl Host {
             sshd,
             jump,
             dropins,
+            extra_vars: json!({}),
         }
     }
 
@@ -186,6 +189,9 @@ impl Host {
             let rate = f64::from(self.rate_mbit.expect("shaped")) * 1e6 / 8.0 / 1048576.0;
             vars["bench_ceiling"] = json!(format!("{rate:.1}"));
             vars["bench_remote_sshtune"] = json!("");
+        }
+        for (k, v) in self.extra_vars.as_object().into_iter().flatten() {
+            vars[k] = v.clone();
         }
         vars
     }
@@ -313,6 +319,8 @@ pub fn write_inventory(
                 "bench_remote_sshtune": bin,
                 "config_direction": "upload",
                 "config_sshd_binary": "/usr/sbin/sshd",
+                // A host that locks the controller out rolls back 30 s after its reload.
+                "config_login_timeout": 10,
             }
         }
     });
@@ -377,4 +385,53 @@ pub fn probe(ns: &str, host: &str, port: u16) -> Result<Value, String> {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
     serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+/// The serve role's server runs unprivileged: not root, no capabilities, no new privileges.
+/// Found by its executable (the role's installed copy) among this machine's processes.
+pub fn assert_serve_sandboxed(installed: &Path) {
+    let status = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|e| std::fs::read_link(e.path().join("exe")).is_ok_and(|x| x == installed))
+        .find_map(|e| std::fs::read_to_string(e.path().join("status")).ok())
+        .expect("the served sshtune is running");
+    let field = |k: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(k))
+            .map(|v| v.split_whitespace().collect::<Vec<_>>())
+            .unwrap_or_default()
+    };
+    assert!(field("Uid:").iter().all(|u| *u != "0"), "{status}");
+    assert!(field("Gid:").iter().all(|g| *g != "0"), "{status}");
+    assert_eq!(field("NoNewPrivs:"), ["1"], "{status}");
+    for caps in ["CapEff:", "CapPrm:", "CapBnd:"] {
+        assert_eq!(field(caps), ["0000000000000000"], "{caps} {status}");
+    }
+}
+
+/// A real `ssh` from the controller logs in to the served sshtune (the role passed the
+/// controller's login name and the keys) and runs its `stat` command.
+pub fn assert_serve_login(ns: &str, host: &str, port: u16, key: &Path) {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "ssh", "-F", "/dev/null", "-i"])
+        .arg(key)
+        .args(["-p", &port.to_string()])
+        .args(["-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes"])
+        .args([
+            "-o",
+            "StrictHostKeyChecking=no",
+            "-o",
+            "UserKnownHostsFile=/dev/null",
+        ])
+        .args([host, "stat"])
+        .output()
+        .expect("ssh runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("SSHTUNE-"),
+        "ssh to the served sshtune: {}{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
