@@ -17,6 +17,7 @@ use crate::transport::channel::Event;
 use crate::transport::conn::{Options, Role, Transport};
 use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::{self, Preferences};
+use crate::wire::codec::NameList;
 use crate::wire::kexinit::KexInit;
 use crate::wire::plain::write_packet;
 use crate::wire::transport::{KexEcdhInit, NewKeys};
@@ -93,8 +94,8 @@ fn packets(mut data: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+fn names(list: &[&str]) -> NameList<'static> {
+    list.iter().collect()
 }
 
 /// A peer's KEXINIT for `kex` with the given ciphers and MACs.
@@ -109,8 +110,8 @@ fn kexinit(kex: &str, strict: &str, ciphers: &[&str], macs: &[&str]) -> Vec<u8> 
         macs_s2c: names(macs),
         compression_c2s: names(&["none"]),
         compression_s2c: names(&["none"]),
-        languages_c2s: vec![],
-        languages_s2c: vec![],
+        languages_c2s: NameList::default(),
+        languages_s2c: NameList::default(),
         first_kex_follows: false,
     }
     .encode()
@@ -226,6 +227,8 @@ fn session_execs(data: &[u8]) -> usize {
         ) else {
             return;
         };
+        // As the server does once a client has logged in.
+        t.authenticated(cfg.window);
         let mut log = server::CommandLog::default();
         let _ = channels(&mut t, &cfg, &mut execs, &mut log);
         assert!(

@@ -313,7 +313,8 @@ impl CommandLog {
 }
 
 /// After authentication: the connection leaves the unauthenticated count for a session slot
-/// (or is told that none is free), and may now queue a full channel window during a rekey.
+/// (or is told that none is free), and the transport lifts its limits for strangers (packet
+/// size, re-exchanges, what may queue during a rekey).
 fn logged_in(
     t: &mut Transport,
     cfg: &ServerConfig,
@@ -328,7 +329,7 @@ fn logged_in(
     }
     match s.promote() {
         Ok(slot) => {
-            t.set_pending_limit(crate::transport::conn::pending_limit(cfg.window));
+            t.authenticated(cfg.window);
             Ok(slot)
         }
         Err(r) => {

@@ -59,7 +59,7 @@ pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
                 n::USERAUTH_BANNER | n::EXT_INFO => {}
                 n::USERAUTH_FAILURE => {
                     methods = UserauthFailure::decode(t.payload())
-                        .map(|f| f.methods.join(","))
+                        .map(|f| f.methods.to_string())
                         .unwrap_or_default();
                     break;
                 }
@@ -119,7 +119,7 @@ pub fn server(t: &mut Transport, policy: &dyn Policy) -> Result<Login> {
     }
     t.send_msg(&ServiceAccept { service: USERAUTH })?;
     let failure = UserauthFailure {
-        methods: vec![PUBLICKEY.into()],
+        methods: [PUBLICKEY].into_iter().collect(),
         partial_success: false,
     }
     .encode();
