@@ -11,6 +11,7 @@
 //! make) is skipped there and has its own target.
 
 use super::authorized::{Access, AuthorizedKeys};
+use super::fold::Fold;
 use super::limits::Limits;
 use super::server::{self, ServerConfig};
 use crate::transport::channel::Event;
@@ -229,7 +230,7 @@ fn session_execs(data: &[u8]) -> usize {
         };
         // As the server does once a client has logged in.
         t.authenticated(cfg.window);
-        let mut log = server::CommandLog::default();
+        let mut log = Fold::new(server::COMMANDS_LOGGED);
         let _ = channels(&mut t, &cfg, &mut execs, &mut log);
         assert!(
             log.text().len() < 16 * 1024,
@@ -246,7 +247,7 @@ fn channels(
     t: &mut Transport,
     cfg: &ServerConfig,
     execs: &mut usize,
-    log: &mut server::CommandLog,
+    log: &mut Fold,
 ) -> crate::transport::Result<()> {
     loop {
         let mut ch = server::open_channel(t, cfg)?;
@@ -318,11 +319,7 @@ pub fn auth_server(data: &[u8]) {
         };
         (access, key.public_blob())
     });
-    let gate = Gate {
-        access,
-        peer: Some(std::net::Ipv4Addr::LOCALHOST.into()),
-        verbose: false,
-    };
+    let gate = Gate::new(access, Some(std::net::Ipv4Addr::LOCALHOST.into()), false);
     let mut rest = data;
     while rest.len() >= 2 {
         let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;

@@ -1,6 +1,7 @@
 //! The server end: accept connections, authenticate against authorized keys, and run only
 //! the built-in commands a benchmark needs. There is no shell and no arbitrary command.
 
+use super::fold::Fold;
 use super::limits::{Gate, Limits, Refusal, SessionSlot, Startup};
 use crate::transport::auth;
 use crate::transport::channel::{self, Channel, Event};
@@ -244,12 +245,10 @@ fn session(
     peer: Option<IpAddr>,
     startup: &mut Option<Startup>,
 ) -> Result<String> {
-    let gate = super::gate::Gate {
-        access: &cfg.authorized,
-        peer,
-        verbose: cfg.verbose,
-    };
-    let login = auth::server(t, &gate)?;
+    let gate = super::gate::Gate::new(&cfg.authorized, peer, cfg.verbose);
+    let login = auth::server(t, &gate);
+    gate.log_refusals();
+    let login = login?;
     let user = &login.user;
     let algs = t
         .negotiated
@@ -257,7 +256,7 @@ fn session(
         .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
         .unwrap_or_default();
     let _slot = logged_in(t, cfg, startup)?;
-    let mut commands = CommandLog::default();
+    let mut commands = Fold::new(COMMANDS_LOGGED);
     loop {
         let mut ch = match open_channel(t, cfg) {
             Ok(ch) => ch,
@@ -277,39 +276,15 @@ fn session(
     ))
 }
 
-/// The commands a connection ran, for its closing log line. A client may run any number of
-/// channels one after another on one connection (the native bench engine runs every transfer
-/// of a cipher in one), so only the first `COMMANDS_LOGGED` are kept and the rest counted: a
-/// logged-in peer must not grow the server's memory, or one log line, without bound.
-#[derive(Debug, Default)]
-pub(crate) struct CommandLog {
-    first: Vec<String>,
-    more: usize,
-}
-
-const COMMANDS_LOGGED: usize = 8;
+/// How many distinct commands a connection's closing log line names. A client may run any
+/// number of channels one after another on one connection (the native bench engine runs every
+/// transfer of a cipher in one): a logged-in peer must not grow the server's memory, or one
+/// log line, without bound.
+pub(crate) const COMMANDS_LOGGED: usize = 8;
 
 /// One command as the log line shows it: the peer's bytes sanitised and cut.
 pub(crate) fn command_entry(command: &[u8], code: u32) -> String {
     format!("\"{}\" exit {code}", peer_text(command, PEER_TEXT_MAX))
-}
-
-impl CommandLog {
-    pub(crate) fn push(&mut self, command: String) {
-        if self.first.len() < COMMANDS_LOGGED {
-            self.first.push(command);
-        } else {
-            self.more += 1;
-        }
-    }
-
-    pub(crate) fn text(&self) -> String {
-        let shown = self.first.join("; ");
-        match self.more {
-            0 => shown,
-            n => format!("{shown}; and {n} more"),
-        }
-    }
 }
 
 /// After authentication: the connection leaves the unauthenticated count for a session slot
@@ -418,25 +393,5 @@ fn run_channel(
             Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
             Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_command_log_keeps_the_first_commands_and_counts_the_rest() {
-        let mut log = CommandLog::default();
-        log.push("\"sink\" exit 0".into());
-        assert_eq!(log.text(), "\"sink\" exit 0");
-        for i in 0..10_000 {
-            log.push(format!("\"source {i}\" exit 0"));
-        }
-        assert_eq!(log.first.len(), COMMANDS_LOGGED);
-        assert!(log.text().ends_with("; and 9993 more"), "{}", log.text());
-        assert!(log
-            .text()
-            .starts_with("\"sink\" exit 0; \"source 0\" exit 0"));
     }
 }
