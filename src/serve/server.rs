@@ -263,7 +263,8 @@ fn session(
             Err(Error::Closed) | Err(Error::PeerDisconnected { .. }) => break,
             Err(e) => return Err(e),
         };
-        if let Some(done) = run_channel(t, &mut ch, login.forced_command.as_deref())? {
+        let forced = login.forced_command.as_deref();
+        if let Some(done) = run_channel(t, &mut ch, forced, cfg.idle_timeout)? {
             commands.push(done);
         }
     }
@@ -361,6 +362,7 @@ fn run_channel(
     t: &mut Transport,
     ch: &mut Channel,
     forced: Option<&str>,
+    idle: Duration,
 ) -> Result<Option<String>> {
     loop {
         match ch.next_event(t)? {
@@ -375,7 +377,7 @@ fn run_channel(
                     Some(f) => f.to_string(),
                     None => String::from_utf8_lossy(&command).to_string(),
                 };
-                let code = super::builtins::run(t, ch, &cmd)?;
+                let code = super::builtins::run(t, ch, &cmd, idle)?;
                 if !ch.closed {
                     ch.exit_status(t, code)?;
                     ch.send_eof(t)?;

@@ -370,6 +370,32 @@ fn client_that_stops_reading_is_dropped() {
     s.still_serves();
 }
 
+/// Regression: the raw-TCP data port had no write timeout, so a client that sent the token
+/// and stopped reading held a thread and the only session slot for good. It is dropped after
+/// the idle timeout, and the slot is free again while the client still holds its sockets.
+#[test]
+fn tcp_ceiling_reader_that_stops_reading_is_dropped() {
+    let _lock = support::shared();
+    let s = start_serve(&["--idle-timeout", "1", "--max-sessions", "1"]);
+    let cfg = client_cfg(&s);
+    let t = connect("127.0.0.1", s.port, &cfg).unwrap();
+    let mut e = Exec::start(t, "tcp-ceiling 4G", cfg.window, cfg.packet_size).unwrap();
+    let line = e.read_line().unwrap().unwrap();
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|t| t.strip_prefix(name))
+            .unwrap()
+            .to_string()
+    };
+    let port: u16 = field("port=").parse().unwrap();
+    let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    data.write_all(field("token=").as_bytes()).unwrap();
+    let log = wait_log(&s, "(idle timeout)", 20);
+    assert!(log.contains("(idle timeout)"), "{log}");
+    s.still_serves();
+    drop((e, data));
+}
+
 /// Peer strings in the log go through the sanitiser: a terminal escape in the exec command
 /// and in the DISCONNECT text arrive escaped.
 #[test]
