@@ -190,9 +190,12 @@ pub fn client_kex_reply(data: &[u8]) {
     });
 }
 
-/// A server session past the key exchange: channel opens, requests, data, window adjusts,
-/// EOF/close, global requests and re-exchanges. The first byte's low bit makes the server
-/// rekey every 2 KiB, so the fuzzer also meets the server-started rekey and its queue.
+/// A server session past the key exchange. The first byte's low bit makes the server rekey
+/// every 2 KiB, so the fuzzer also meets the server-started rekey and its queue. Its second
+/// bit keeps the peer a stranger: the server answers authentication as serve does (no key
+/// is listed), with the limits of a connection that has not logged in (packet size,
+/// re-exchanges, the rekey queue). Otherwise the peer counts as logged in: channel opens,
+/// requests, data, window adjusts, EOF/close, global requests and re-exchanges.
 pub fn server_session(data: &[u8]) {
     session_execs(data);
 }
@@ -228,6 +231,10 @@ fn session_execs(data: &[u8]) -> usize {
         ) else {
             return;
         };
+        if pick & 2 == 2 {
+            stranger(&mut t, &cfg);
+            return;
+        }
         // As the server does once a client has logged in.
         t.authenticated(cfg.window);
         let mut log = Fold::new(server::COMMANDS_LOGGED);
@@ -238,6 +245,14 @@ fn session_execs(data: &[u8]) -> usize {
         );
     });
     execs
+}
+
+/// What `server::session` does before authentication, against a peer no key lets in.
+fn stranger(t: &mut Transport, cfg: &ServerConfig) {
+    let gate = super::gate::Gate::new(&cfg.authorized, None, false);
+    let login = crate::transport::auth::server(t, &gate);
+    assert!(login.is_err(), "a login without a listed key");
+    gate.log_refusals();
 }
 
 /// What `server::session` does after authentication, with a fixed small reply instead of the
