@@ -75,7 +75,10 @@ impl Server {
             let cfg = self.cfg.clone();
             let spawned = std::thread::Builder::new()
                 .name("sshtune-session".into())
-                .spawn(move || handle(stream, &cfg, startup));
+                .spawn(move || {
+                    handle(stream, &cfg, startup);
+                    super::memory::give_back();
+                });
             if let Err(e) = spawned {
                 log(&format!("cannot start a session thread: {e}"));
             }
