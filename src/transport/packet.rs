@@ -580,6 +580,40 @@ mod regression {
         assert_eq!(r.payload(), &[2u8; 200_000][..]);
     }
 
+    /// The biggest login request a client can make: an RSA key of 16,384 bits (OpenSSH's
+    /// largest) with its signature and a 255-byte user name fits the pre-login packet limit
+    /// in under a quarter of it (about 4,500 bytes), and a reader held to that limit takes it.
+    #[test]
+    fn largest_login_request_fits_before_login() {
+        use crate::wire::userauth::{Method, UserauthRequest};
+        use crate::wire::{codec::Writer, Message};
+        let mut blob = Writer::new();
+        let mut modulus = vec![0xc5u8; 16_384 / 8];
+        modulus.insert(0, 0); // mpint: a leading zero keeps it positive
+        blob.string(b"ssh-rsa").string(&[1, 0, 1]).string(&modulus);
+        let blob = blob.into_bytes();
+        let mut sig = Writer::new();
+        sig.string(b"rsa-sha2-512").string(&[0x5a; 16_384 / 8]);
+        let sig = sig.into_bytes();
+        let user = [b'u'; 255];
+        let request = UserauthRequest {
+            user: &user,
+            service: b"ssh-connection",
+            method: Method::PublicKey {
+                algorithm: b"rsa-sha2-512",
+                blob: &blob,
+                signature: Some(&sig),
+            },
+        }
+        .encode();
+        assert!(request.len() < PRE_AUTH_MAX_PACKET / 4, "{}", request.len());
+        let mut wire = Vec::new();
+        PacketWriter::new(&mut wire).send_payload(&request).unwrap();
+        let mut r = PacketReader::with_max_packet(&wire[..], PRE_AUTH_MAX_PACKET);
+        r.read_next().unwrap();
+        assert_eq!(r.payload(), &request[..]);
+    }
+
     /// A packet straddling the end of the read buffer used to be read at its old offset
     /// after the buffer was compacted.
     #[test]
