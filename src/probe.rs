@@ -28,7 +28,7 @@ pub struct ProbeResult {
     /// Parsed OpenSSH release, when the peer is OpenSSH.
     pub openssh_version: Option<String>,
     pub strict_kex: bool,
-    pub kexinit: KexInit,
+    pub kexinit: KexInit<'static>,
 }
 
 impl ProbeResult {
@@ -38,7 +38,7 @@ impl ProbeResult {
             .ciphers_c2s
             .iter()
             .filter(|c| self.kexinit.ciphers_s2c.contains(c))
-            .cloned()
+            .map(String::from)
             .collect()
     }
 
@@ -47,7 +47,7 @@ impl ProbeResult {
             .macs_c2s
             .iter()
             .filter(|m| self.kexinit.macs_s2c.contains(m))
-            .cloned()
+            .map(String::from)
             .collect()
     }
 
@@ -90,7 +90,8 @@ fn exchange(mut stream: Stream, host: &str, port: u16) -> Result<ProbeResult> {
         let payload = read_packet(&mut reader)?;
         match payload.first() {
             Some(&msg::KEXINIT) => {
-                kexinit = Some(KexInit::decode(&payload).context("malformed KEXINIT")?);
+                let k = KexInit::decode(&payload).context("malformed KEXINIT")?;
+                kexinit = Some(k.into_owned());
                 break;
             }
             Some(&msg::IGNORE | &msg::DEBUG) => continue,

@@ -114,9 +114,9 @@ fn print_table(result: &ProbeResult, ciphers: &[Row], macs: &[Row]) {
             "no (Terrapin: chacha20-poly1305 and CBC+EtM are attackable)"
         }
     );
-    println!("kex          {}", k.kex.join(","));
-    println!("host keys    {}", k.host_key.join(","));
-    println!("compression  {}", k.compression_s2c.join(","));
+    println!("kex          {}", k.kex);
+    println!("host keys    {}", k.host_key);
+    println!("compression  {}", k.compression_s2c);
     for (title, rows) in [("ciphers", ciphers), ("macs", macs)] {
         println!("{title}");
         for r in rows {

@@ -8,14 +8,18 @@ use crate::transport::channel::{Channel, Event};
 use crate::transport::conn::Transport;
 use crate::transport::Result;
 use rand::{RngCore, SeedableRng};
+use std::io::{ErrorKind, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::time::{Duration, Instant};
 
 /// The built-ins as `--help` and refusals list them.
 pub const BUILTINS: &str = "sink, source BYTES, stat, tcp-ceiling BYTES";
 
 const US: u64 = 1_000_000;
 
-/// Runs `cmd`; returns its exit status.
-pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
+/// Runs `cmd`; returns its exit status. `idle` is the longest a write may wait for the client
+/// (`--idle-timeout`), on the data port of `tcp-ceiling` as on the connection.
+pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str, idle: Duration) -> Result<u32> {
     let mut words = cmd.split_whitespace();
     match (words.next(), words.next(), words.next()) {
         (Some("sink"), None, None) => sink(t, ch),
@@ -25,7 +29,7 @@ pub fn run(t: &mut Transport, ch: &mut Channel, cmd: &str) -> Result<u32> {
         },
         (Some("stat"), None, None) => stat(t, ch),
         (Some("tcp-ceiling"), Some(n), None) => match crate::units::parse_size(n) {
-            Ok(bytes) => tcp_ceiling(t, ch, bytes),
+            Ok(bytes) => tcp_ceiling(t, ch, bytes, idle),
             Err(e) => refuse(t, ch, &format!("tcp-ceiling: {e}\n")),
         },
         _ => refuse(
@@ -143,41 +147,32 @@ fn source(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
     Ok(0)
 }
 
-/// How long the one-shot data port waits for its client.
-const TCP_ACCEPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+/// How long the one-shot data port waits for a client that proves the token.
+const TCP_ACCEPT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connections the data port reads tokens from at once; an older one is dropped for a newer.
+const TOKEN_CANDIDATES: usize = 8;
 
 /// Raw-TCP ceiling of the path: a one-shot port on the address the client reached us at,
 /// opened only for a client that proves the session's random token, sending `bytes` bytes.
-fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
-    use std::io::{Read, Write};
+/// A client that stops reading the data port ends the connection after `idle`, as one that
+/// stops reading the session does.
+fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64, idle: Duration) -> Result<u32> {
     let local = t.stream().local_addr()?;
-    let listener = std::net::TcpListener::bind((local.ip(), 0))?;
+    let listener = TcpListener::bind((local.ip(), 0))?;
     let port = listener.local_addr()?.port();
     let mut token = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut token);
     let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
     say(t, ch, &format!("SSHTUNE-TCP port={port} token={token}"))?;
-    listener.set_nonblocking(true)?;
-    let deadline = std::time::Instant::now() + TCP_ACCEPT_TIMEOUT;
-    let mut conn = loop {
-        match listener.accept() {
-            Ok((c, _)) => break c,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if std::time::Instant::now() > deadline {
-                    return refuse(t, ch, "tcp-ceiling: nobody connected to the data port\n");
-                }
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
-            Err(e) => return Err(e.into()),
-        }
+    let deadline = Instant::now() + TCP_ACCEPT_TIMEOUT;
+    let Some(mut conn) = await_token(&listener, token.as_bytes(), deadline)? else {
+        let why = "tcp-ceiling: no connection to the data port sent the token in time\n";
+        return refuse(t, ch, why);
     };
     drop(listener);
     conn.set_nonblocking(false)?;
-    conn.set_read_timeout(Some(TCP_ACCEPT_TIMEOUT))?;
-    let mut got = [0u8; 32];
-    if conn.read_exact(&mut got).is_err() || got != token.as_bytes() {
-        return refuse(t, ch, "tcp-ceiling: wrong token on the data port\n");
-    }
+    conn.set_write_timeout(Some(idle))?;
     let mut block = vec![0u8; 1 << 20];
     rand::rngs::SmallRng::from_entropy().fill_bytes(&mut block);
     let mut left = bytes;
@@ -189,6 +184,69 @@ fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
     drop(conn);
     say(t, ch, "SSHTUNE-DONE rc=0")?;
     Ok(0)
+}
+
+/// Accepts connections on the data port until one sends `token` or `deadline` passes, so a
+/// port scan or a stray connection in the window does not break the measurement. Up to
+/// `TOKEN_CANDIDATES` connections are read at once without blocking; each is judged only once
+/// it has sent as many bytes as the token has (a prefix check would tell a prober each right
+/// byte), and dropped if they differ or it closes first.
+fn await_token(
+    listener: &TcpListener,
+    token: &[u8],
+    deadline: Instant,
+) -> std::io::Result<Option<TcpStream>> {
+    listener.set_nonblocking(true)?;
+    let mut waiting: Vec<(TcpStream, Vec<u8>)> = Vec::new();
+    while Instant::now() < deadline {
+        while let Ok((c, _)) = listener.accept() {
+            c.set_nonblocking(true)?;
+            if waiting.len() == TOKEN_CANDIDATES {
+                waiting.remove(0);
+            }
+            waiting.push((c, Vec::new()));
+        }
+        let mut i = 0;
+        while i < waiting.len() {
+            let (c, got) = &mut waiting[i];
+            match token_from(c, got, token) {
+                Token::Proven => return Ok(Some(waiting.swap_remove(i).0)),
+                Token::Waiting => i += 1,
+                Token::Wrong => drop(waiting.swap_remove(i)),
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Ok(None)
+}
+
+enum Token {
+    Proven,
+    Waiting,
+    Wrong,
+}
+
+/// Reads what `c` has sent of its token so far (non-blocking) and judges it once complete.
+fn token_from(c: &mut TcpStream, got: &mut Vec<u8>, token: &[u8]) -> Token {
+    let mut buf = [0u8; 64];
+    let want = (token.len() - got.len()).min(buf.len());
+    match c.read(&mut buf[..want]) {
+        Ok(0) => Token::Wrong,
+        Ok(n) => {
+            got.extend_from_slice(&buf[..n]);
+            if got.len() < token.len() {
+                Token::Waiting
+            } else if bool::from(subtle::ConstantTimeEq::ct_eq(&got[..], token)) {
+                Token::Proven
+            } else {
+                Token::Wrong
+            }
+        }
+        Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+            Token::Waiting
+        }
+        Err(_) => Token::Wrong,
+    }
 }
 
 fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {

@@ -11,12 +11,14 @@
 //! make) is skipped there and has its own target.
 
 use super::authorized::{Access, AuthorizedKeys};
+use super::fold::Fold;
 use super::limits::Limits;
 use super::server::{self, ServerConfig};
 use crate::transport::channel::Event;
 use crate::transport::conn::{Options, Role, Transport};
 use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::{self, Preferences};
+use crate::wire::codec::NameList;
 use crate::wire::kexinit::KexInit;
 use crate::wire::plain::write_packet;
 use crate::wire::transport::{KexEcdhInit, NewKeys};
@@ -93,8 +95,8 @@ fn packets(mut data: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-fn names(list: &[&str]) -> Vec<String> {
-    list.iter().map(|s| s.to_string()).collect()
+fn names(list: &[&str]) -> NameList<'static> {
+    list.iter().collect()
 }
 
 /// A peer's KEXINIT for `kex` with the given ciphers and MACs.
@@ -109,8 +111,8 @@ fn kexinit(kex: &str, strict: &str, ciphers: &[&str], macs: &[&str]) -> Vec<u8> 
         macs_s2c: names(macs),
         compression_c2s: names(&["none"]),
         compression_s2c: names(&["none"]),
-        languages_c2s: vec![],
-        languages_s2c: vec![],
+        languages_c2s: NameList::default(),
+        languages_s2c: NameList::default(),
         first_kex_follows: false,
     }
     .encode()
@@ -188,9 +190,12 @@ pub fn client_kex_reply(data: &[u8]) {
     });
 }
 
-/// A server session past the key exchange: channel opens, requests, data, window adjusts,
-/// EOF/close, global requests and re-exchanges. The first byte's low bit makes the server
-/// rekey every 2 KiB, so the fuzzer also meets the server-started rekey and its queue.
+/// A server session past the key exchange. The first byte's low bit makes the server rekey
+/// every 2 KiB, so the fuzzer also meets the server-started rekey and its queue. Its second
+/// bit keeps the peer a stranger: the server answers authentication as serve does (no key
+/// is listed), with the limits of a connection that has not logged in (packet size,
+/// re-exchanges, the rekey queue). Otherwise the peer counts as logged in: channel opens,
+/// requests, data, window adjusts, EOF/close, global requests and re-exchanges.
 pub fn server_session(data: &[u8]) {
     session_execs(data);
 }
@@ -226,7 +231,13 @@ fn session_execs(data: &[u8]) -> usize {
         ) else {
             return;
         };
-        let mut log = server::CommandLog::default();
+        if pick & 2 == 2 {
+            stranger(&mut t, &cfg);
+            return;
+        }
+        // As the server does once a client has logged in.
+        t.authenticated(cfg.window);
+        let mut log = Fold::new(server::COMMANDS_LOGGED);
         let _ = channels(&mut t, &cfg, &mut execs, &mut log);
         assert!(
             log.text().len() < 16 * 1024,
@@ -236,6 +247,14 @@ fn session_execs(data: &[u8]) -> usize {
     execs
 }
 
+/// What `server::session` does before authentication, against a peer no key lets in.
+fn stranger(t: &mut Transport, cfg: &ServerConfig) {
+    let gate = super::gate::Gate::new(&cfg.authorized, None, false);
+    let login = crate::transport::auth::server(t, &gate);
+    assert!(login.is_err(), "a login without a listed key");
+    gate.log_refusals();
+}
+
 /// What `server::session` does after authentication, with a fixed small reply instead of the
 /// built-in commands (which measure, and would only slow the fuzzer down); each command goes
 /// into the connection's log as the server's does, which must stay bounded.
@@ -243,7 +262,7 @@ fn channels(
     t: &mut Transport,
     cfg: &ServerConfig,
     execs: &mut usize,
-    log: &mut server::CommandLog,
+    log: &mut Fold,
 ) -> crate::transport::Result<()> {
     loop {
         let mut ch = server::open_channel(t, cfg)?;
@@ -315,11 +334,7 @@ pub fn auth_server(data: &[u8]) {
         };
         (access, key.public_blob())
     });
-    let gate = Gate {
-        access,
-        peer: Some(std::net::Ipv4Addr::LOCALHOST.into()),
-        verbose: false,
-    };
+    let gate = Gate::new(access, Some(std::net::Ipv4Addr::LOCALHOST.into()), false);
     let mut rest = data;
     while rest.len() >= 2 {
         let len = u16::from_be_bytes([rest[0], rest[1]]) as usize;

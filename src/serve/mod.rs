@@ -3,6 +3,7 @@
 pub mod authorized;
 pub mod builtins;
 pub mod embedded;
+pub mod fold;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gate;

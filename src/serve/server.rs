@@ -1,6 +1,7 @@
 //! The server end: accept connections, authenticate against authorized keys, and run only
 //! the built-in commands a benchmark needs. There is no shell and no arbitrary command.
 
+use super::fold::Fold;
 use super::limits::{Gate, Limits, Refusal, SessionSlot, Startup};
 use crate::transport::auth;
 use crate::transport::channel::{self, Channel, Event};
@@ -74,7 +75,10 @@ impl Server {
             let cfg = self.cfg.clone();
             let spawned = std::thread::Builder::new()
                 .name("sshtune-session".into())
-                .spawn(move || handle(stream, &cfg, startup));
+                .spawn(move || {
+                    handle(stream, &cfg, startup);
+                    super::memory::give_back();
+                });
             if let Err(e) = spawned {
                 log(&format!("cannot start a session thread: {e}"));
             }
@@ -244,12 +248,10 @@ fn session(
     peer: Option<IpAddr>,
     startup: &mut Option<Startup>,
 ) -> Result<String> {
-    let gate = super::gate::Gate {
-        access: &cfg.authorized,
-        peer,
-        verbose: cfg.verbose,
-    };
-    let login = auth::server(t, &gate)?;
+    let gate = super::gate::Gate::new(&cfg.authorized, peer, cfg.verbose);
+    let login = auth::server(t, &gate);
+    gate.log_refusals();
+    let login = login?;
     let user = &login.user;
     let algs = t
         .negotiated
@@ -257,14 +259,15 @@ fn session(
         .map(|n| format!("{}/{}", n.cipher_c2s, n.mac_c2s.unwrap_or("aead")))
         .unwrap_or_default();
     let _slot = logged_in(t, cfg, startup)?;
-    let mut commands = CommandLog::default();
+    let mut commands = Fold::new(COMMANDS_LOGGED);
     loop {
         let mut ch = match open_channel(t, cfg) {
             Ok(ch) => ch,
             Err(Error::Closed) | Err(Error::PeerDisconnected { .. }) => break,
             Err(e) => return Err(e),
         };
-        if let Some(done) = run_channel(t, &mut ch, login.forced_command.as_deref())? {
+        let forced = login.forced_command.as_deref();
+        if let Some(done) = run_channel(t, &mut ch, forced, cfg.idle_timeout)? {
             commands.push(done);
         }
     }
@@ -277,43 +280,20 @@ fn session(
     ))
 }
 
-/// The commands a connection ran, for its closing log line. A client may run any number of
-/// channels one after another on one connection (the native bench engine runs every transfer
-/// of a cipher in one), so only the first `COMMANDS_LOGGED` are kept and the rest counted: a
-/// logged-in peer must not grow the server's memory, or one log line, without bound.
-#[derive(Debug, Default)]
-pub(crate) struct CommandLog {
-    first: Vec<String>,
-    more: usize,
-}
-
-const COMMANDS_LOGGED: usize = 8;
+/// How many distinct commands a connection's closing log line names. A client may run any
+/// number of channels one after another on one connection (the native bench engine runs every
+/// transfer of a cipher in one): a logged-in peer must not grow the server's memory, or one
+/// log line, without bound.
+pub(crate) const COMMANDS_LOGGED: usize = 8;
 
 /// One command as the log line shows it: the peer's bytes sanitised and cut.
 pub(crate) fn command_entry(command: &[u8], code: u32) -> String {
     format!("\"{}\" exit {code}", peer_text(command, PEER_TEXT_MAX))
 }
 
-impl CommandLog {
-    pub(crate) fn push(&mut self, command: String) {
-        if self.first.len() < COMMANDS_LOGGED {
-            self.first.push(command);
-        } else {
-            self.more += 1;
-        }
-    }
-
-    pub(crate) fn text(&self) -> String {
-        let shown = self.first.join("; ");
-        match self.more {
-            0 => shown,
-            n => format!("{shown}; and {n} more"),
-        }
-    }
-}
-
 /// After authentication: the connection leaves the unauthenticated count for a session slot
-/// (or is told that none is free), and may now queue a full channel window during a rekey.
+/// (or is told that none is free), and the transport lifts its limits for strangers (packet
+/// size, re-exchanges, what may queue during a rekey).
 fn logged_in(
     t: &mut Transport,
     cfg: &ServerConfig,
@@ -328,7 +308,7 @@ fn logged_in(
     }
     match s.promote() {
         Ok(slot) => {
-            t.set_pending_limit(crate::transport::conn::pending_limit(cfg.window));
+            t.authenticated(cfg.window);
             Ok(slot)
         }
         Err(r) => {
@@ -385,6 +365,7 @@ fn run_channel(
     t: &mut Transport,
     ch: &mut Channel,
     forced: Option<&str>,
+    idle: Duration,
 ) -> Result<Option<String>> {
     loop {
         match ch.next_event(t)? {
@@ -399,7 +380,7 @@ fn run_channel(
                     Some(f) => f.to_string(),
                     None => String::from_utf8_lossy(&command).to_string(),
                 };
-                let code = super::builtins::run(t, ch, &cmd)?;
+                let code = super::builtins::run(t, ch, &cmd, idle)?;
                 if !ch.closed {
                     ch.exit_status(t, code)?;
                     ch.send_eof(t)?;
@@ -417,25 +398,5 @@ fn run_channel(
             Event::Eof | Event::Data(_) | Event::ExtendedData(_) => {}
             Event::Request(_) | Event::Reply(_) | Event::ExitStatus(_) | Event::Window => {}
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_command_log_keeps_the_first_commands_and_counts_the_rest() {
-        let mut log = CommandLog::default();
-        log.push("\"sink\" exit 0".into());
-        assert_eq!(log.text(), "\"sink\" exit 0");
-        for i in 0..10_000 {
-            log.push(format!("\"source {i}\" exit 0"));
-        }
-        assert_eq!(log.first.len(), COMMANDS_LOGGED);
-        assert!(log.text().ends_with("; and 9993 more"), "{}", log.text());
-        assert!(log
-            .text()
-            .starts_with("\"sink\" exit 0; \"source 0\" exit 0"));
     }
 }

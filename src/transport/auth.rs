@@ -59,7 +59,7 @@ pub fn client(t: &mut Transport, user: &str, key: &dyn UserKey) -> Result<()> {
                 n::USERAUTH_BANNER | n::EXT_INFO => {}
                 n::USERAUTH_FAILURE => {
                     methods = UserauthFailure::decode(t.payload())
-                        .map(|f| f.methods.join(","))
+                        .map(|f| f.methods.to_string())
                         .unwrap_or_default();
                     break;
                 }
@@ -90,8 +90,9 @@ pub trait Policy {
     /// `None` if `user` may not log in with `key_blob`; otherwise the forced command the
     /// login is limited to, if any. The implementation logs its refusals.
     fn allow(&self, user: &str, key_blob: &[u8]) -> Option<Option<String>>;
-    /// A key refused for its type, size or signature algorithm, before `allow` is asked.
-    fn unusable_key(&self, _why: &str) {}
+    /// A key `user` offered, refused for its type, size or signature algorithm before `allow`
+    /// is asked, or for a bad signature after.
+    fn unusable_key(&self, _user: &str, _why: &str) {}
 }
 
 /// A successful login.
@@ -119,7 +120,7 @@ pub fn server(t: &mut Transport, policy: &dyn Policy) -> Result<Login> {
     }
     t.send_msg(&ServiceAccept { service: USERAUTH })?;
     let failure = UserauthFailure {
-        methods: vec![PUBLICKEY.into()],
+        methods: [PUBLICKEY].into_iter().collect(),
         partial_success: false,
     }
     .encode();
@@ -165,7 +166,7 @@ fn request(session_id: &[u8], p: &[u8], policy: &dyn Policy) -> Result<Step> {
         return Ok(Step::Failure);
     };
     if let Err(why) = sig::check_key(alg_s, blob) {
-        policy.unusable_key(&why.0);
+        policy.unusable_key(user_s, &why.0);
         return Ok(Step::Failure);
     }
     let Some(forced_command) = policy.allow(user_s, blob) else {
@@ -185,7 +186,7 @@ fn request(session_id: &[u8], p: &[u8], policy: &dyn Policy) -> Result<Step> {
             forced_command,
         })),
         Err(why) => {
-            policy.unusable_key(&why.0);
+            policy.unusable_key(user_s, &why.0);
             Ok(Step::Failure)
         }
     }
@@ -220,7 +221,7 @@ mod tests {
         fn allow(&self, user: &str, key_blob: &[u8]) -> Option<Option<String>> {
             (user == "u" && key_blob == self.blob).then(|| Some("sink".into()))
         }
-        fn unusable_key(&self, why: &str) {
+        fn unusable_key(&self, _user: &str, why: &str) {
             self.notes.borrow_mut().push(why.into());
         }
     }

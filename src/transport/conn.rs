@@ -4,7 +4,7 @@
 
 use super::error::{Error, Result};
 use super::hostkey::{self, Ed25519Key};
-use super::kex::{self, Ephemeral, HashInput, Negotiated, Offer, Preferences};
+use super::kex::{self, Ephemeral, ExchangeHash, Negotiated, Offer, Preferences};
 use super::packet::{self, PacketReader, PacketWriter};
 use super::stream::Stream;
 use crate::wire::ident::read_ident;
@@ -20,14 +20,19 @@ pub const OUR_IDENT: &str = concat!("SSH-2.0-sshtune_", env!("CARGO_PKG_VERSION"
 
 /// Bytes of peer messages we hold while a rekey we started waits for the peer's KEXINIT,
 /// before it has authenticated: a few requests fit, a flood does not.
-pub const PENDING_LIMIT: usize = 4 * ciphers::MAX_PACKET_LEN;
+pub const PENDING_LIMIT: usize = 4 * packet::PRE_AUTH_MAX_PACKET;
 
 /// The same once a channel may carry data: the whole receive `window` we granted may be in
-/// flight when our KEXINIT leaves, plus room for the packets around it. A client's default,
-/// since it grants whatever window it is asked to.
+/// flight when our KEXINIT leaves, plus room for a few packets of any size around it. A
+/// client's default, since it grants whatever window it is asked to.
 pub fn pending_limit(window: u32) -> usize {
-    window as usize + PENDING_LIMIT
+    window as usize + 4 * ciphers::MAX_PACKET_LEN
 }
+
+/// Key re-exchanges a server allows before the client has authenticated. Each costs the
+/// server an exponentiation or two and a signature; a client has no reason to re-key before
+/// login more than once (OpenSSH's never does: its limits are gigabytes or an hour away).
+pub const MAX_REKEYS_BEFORE_AUTH: u32 = 1;
 
 /// Called with the server's host key blob during the initial exchange; Err refuses it.
 pub type HostKeyCheck = Box<dyn FnMut(&[u8]) -> Result<()> + Send>;
@@ -84,6 +89,9 @@ pub struct Transport {
     pending_limit: usize,
     current: Option<Vec<u8>>,
     pub rekeys: u32,
+    /// Key re-exchanges allowed in all (`MAX_REKEYS_BEFORE_AUTH` on a server until
+    /// `authenticated`); past it the connection ends.
+    max_rekeys: Option<u32>,
 }
 
 impl Transport {
@@ -101,9 +109,16 @@ impl Transport {
         let mut buffered = BufReader::with_capacity(4096, stream.try_clone()?);
         let peer = read_ident(&mut buffered)?;
         let leftover = buffered.buffer().to_vec();
-        let mut reader = PacketReader::new(stream);
-        reader.preload(&leftover);
         let is_server = matches!(role, Role::Server(_));
+        // A server keeps a stranger's packets small until login; a client reads what its
+        // server sends.
+        let max_packet = if is_server {
+            packet::PRE_AUTH_MAX_PACKET
+        } else {
+            ciphers::MAX_PACKET_LEN
+        };
+        let mut reader = PacketReader::with_max_packet(stream, max_packet);
+        reader.preload(&leftover);
         let (client_ident, server_ident) = if is_server {
             (peer.line, OUR_IDENT.to_string())
         } else {
@@ -131,11 +146,13 @@ impl Transport {
             },
             current: None,
             rekeys: 0,
+            max_rekeys: is_server.then_some(MAX_REKEYS_BEFORE_AUTH),
         };
-        let ours = kex::our_kexinit(&t.prefs, t.opts.offer(), is_server, true).encode();
-        t.writer.send_payload(&ours)?;
-        let theirs = t.read_kex_msg(n::KEXINIT, true)?;
-        t.run_kex(ours, theirs, true)?;
+        let ours = kex::our_kexinit(&t.prefs, t.opts.offer(), is_server, true);
+        let ours_bytes = ours.encode();
+        t.writer.send_payload(&ours_bytes)?;
+        t.read_kex_msg(n::KEXINIT, true)?;
+        t.run_kex(&ours, &ours_bytes, true)?;
         Ok(t)
     }
 
@@ -155,10 +172,13 @@ impl Transport {
         }
     }
 
-    /// How many bytes of messages may wait while a rekey we started waits for the peer's
-    /// KEXINIT (`PENDING_LIMIT` until changed).
-    pub fn set_pending_limit(&mut self, bytes: usize) {
-        self.pending_limit = bytes;
+    /// The peer has logged in (a server calls this): packets up to `MAX_PACKET_LEN`, as many
+    /// key re-exchanges as the rekey limits ask for, and room for the whole channel `window`
+    /// to wait during a rekey we start.
+    pub fn authenticated(&mut self, window: u32) {
+        self.pending_limit = pending_limit(window);
+        self.max_rekeys = None;
+        self.reader.set_max_packet(ciphers::MAX_PACKET_LEN);
     }
 
     pub fn stream(&self) -> &Stream {
@@ -183,7 +203,7 @@ impl Transport {
             // Data packets may still wait in the writer; the peer's answer may depend on them.
             self.writer.flush_held()?;
             if self.reader.since_kex.blocks >= self.limit_blocks_in {
-                self.rekey(None)?;
+                self.rekey(false)?;
                 continue;
             }
             self.reader.read_next()?;
@@ -195,10 +215,7 @@ impl Transport {
             match num {
                 n::IGNORE | n::DEBUG | n::UNIMPLEMENTED => continue,
                 n::DISCONNECT => return Err(parse_disconnect(self.reader.payload())),
-                n::KEXINIT => {
-                    let theirs = self.reader.payload().to_vec();
-                    self.rekey(Some(theirs))?;
-                }
+                n::KEXINIT => self.rekey(true)?,
                 21..=49 => {
                     return Err(Error::protocol(format!(
                         "key exchange message {num} outside a key exchange"
@@ -220,7 +237,7 @@ impl Transport {
     /// with `send_begun`. Rekeys first when a limit is reached.
     pub fn begin(&mut self) -> Result<&mut Vec<u8>> {
         if self.writer.since_kex.blocks >= self.limit_blocks_out {
-            self.rekey(None)?;
+            self.rekey(false)?;
         }
         Ok(self.writer.begin())
     }
@@ -236,7 +253,7 @@ impl Transport {
     /// first. Rekeys first when a limit is reached.
     pub fn send_data_held(&mut self, head: &[u8], data: &[u8]) -> Result<()> {
         if self.writer.since_kex.blocks >= self.limit_blocks_out {
-            self.rekey(None)?;
+            self.rekey(false)?;
         }
         self.writer.send_data_held(head, data)
     }
@@ -265,53 +282,64 @@ impl Transport {
         let _ = self.reader.get_ref().shutdown(std::net::Shutdown::Both);
     }
 
-    /// Starts (`theirs` None) or answers a key re-exchange.
-    fn rekey(&mut self, theirs: Option<Vec<u8>>) -> Result<()> {
-        let ours =
-            kex::our_kexinit(&self.prefs, self.opts.offer(), self.is_server(), false).encode();
-        self.writer.send_payload(&ours)?;
-        let theirs = match theirs {
-            Some(t) => t,
-            None => loop {
-                self.reader.read_next()?;
-                let p = self.reader.payload();
-                match p.first() {
-                    Some(&n::KEXINIT) => break p.to_vec(),
-                    Some(&(n::IGNORE | n::DEBUG | n::UNIMPLEMENTED)) => {}
-                    Some(&n::DISCONNECT) => return Err(parse_disconnect(p)),
-                    Some(&num) if n::is_kex_phase(num) => {
-                        return Err(Error::protocol(format!(
-                            "message {num} before KEXINIT in a re-exchange"
-                        )))
-                    }
-                    Some(_) => {
-                        self.pending_bytes += p.len();
-                        if self.pending_bytes > self.pending_limit {
-                            return Err(Error::protocol(format!(
-                                "more than {} bytes of messages without answering our KEXINIT",
-                                self.pending_limit
-                            )));
-                        }
-                        self.pending.push_back(p.to_vec());
-                    }
-                    None => return Err(Error::protocol("empty message")),
-                }
-            },
-        };
-        self.run_kex(ours, theirs, false)?;
+    /// Starts a key re-exchange, or answers the peer's (`answer`: its KEXINIT is the payload
+    /// just read, and stays in the read buffer until the exchange hash has it).
+    fn rekey(&mut self, answer: bool) -> Result<()> {
+        if let Some(max) = self.max_rekeys.filter(|&max| self.rekeys >= max) {
+            return Err(Error::protocol(format!(
+                "more than {max} key re-exchange before authentication"
+            )));
+        }
+        let ours = kex::our_kexinit(&self.prefs, self.opts.offer(), self.is_server(), false);
+        let ours_bytes = ours.encode();
+        self.writer.send_payload(&ours_bytes)?;
+        if !answer {
+            self.await_kexinit()?;
+        }
+        self.run_kex(&ours, &ours_bytes, false)?;
         self.rekeys += 1;
         Ok(())
     }
 
-    /// Reads the next key-exchange message, which must be `want`.
-    fn read_kex_msg(&mut self, want: u8, initial: bool) -> Result<Vec<u8>> {
+    /// Reads until the peer's KEXINIT answers ours, queueing the messages before it (bounded
+    /// by `pending_limit`).
+    fn await_kexinit(&mut self) -> Result<()> {
+        loop {
+            self.reader.read_next()?;
+            let p = self.reader.payload();
+            match p.first() {
+                Some(&n::KEXINIT) => return Ok(()),
+                Some(&(n::IGNORE | n::DEBUG | n::UNIMPLEMENTED)) => {}
+                Some(&n::DISCONNECT) => return Err(parse_disconnect(p)),
+                Some(&num) if n::is_kex_phase(num) => {
+                    return Err(Error::protocol(format!(
+                        "message {num} before KEXINIT in a re-exchange"
+                    )))
+                }
+                Some(_) => {
+                    self.pending_bytes += p.len();
+                    if self.pending_bytes > self.pending_limit {
+                        return Err(Error::protocol(format!(
+                            "more than {} bytes of messages without answering our KEXINIT",
+                            self.pending_limit
+                        )));
+                    }
+                    self.pending.push_back(p.to_vec());
+                }
+                None => return Err(Error::protocol("empty message")),
+            }
+        }
+    }
+
+    /// Reads the next key-exchange message, which must be `want`; it is then `reader.payload()`.
+    fn read_kex_msg(&mut self, want: u8, initial: bool) -> Result<()> {
         let strict = initial && self.negotiated.as_ref().is_some_and(|neg| neg.strict);
         loop {
             self.reader.read_next()?;
             let p = self.reader.payload();
             let num = *p.first().ok_or_else(|| Error::protocol("empty message"))?;
             if num == want {
-                return Ok(p.to_vec());
+                return Ok(());
             }
             match num {
                 n::DISCONNECT => return Err(parse_disconnect(p)),
@@ -327,24 +355,13 @@ impl Transport {
         }
     }
 
-    fn run_kex(&mut self, ours: Vec<u8>, theirs: Vec<u8>, initial: bool) -> Result<()> {
-        let their_init = KexInit::decode(&theirs)?;
-        let our_init = KexInit::decode(&ours)?;
-        let is_server = self.is_server();
-        let (c, s) = if is_server {
-            (&their_init, &our_init)
-        } else {
-            (&our_init, &their_init)
-        };
-        let neg = kex::negotiate(c, s, initial)?;
-        if initial && neg.strict && self.reader.seq != 1 {
-            return Err(Error::protocol(
-                "strict KEX: KEXINIT was not the first message",
-            ));
-        }
-        let wrong_guess = their_init.first_kex_follows
-            && (their_init.kex.first() != Some(&neg.kex)
-                || their_init.host_key.first() != Some(&neg.host_key));
+    /// One key exchange, from the peer's KEXINIT (the payload just read) to NEWKEYS both ways.
+    fn run_kex(&mut self, ours: &KexInit, ours_bytes: &[u8], initial: bool) -> Result<()> {
+        let KexStart {
+            neg,
+            hash,
+            wrong_guess,
+        } = self.start_kex(ours, ours_bytes, initial)?;
         if initial {
             self.negotiated = Some(neg.clone());
         }
@@ -352,88 +369,127 @@ impl Transport {
             // RFC 4253 §7: the peer's guessed kex packet is to be ignored.
             self.reader.read_next()?;
         }
-        let (client_kexinit, server_kexinit) = if is_server {
-            (&theirs, &ours)
-        } else {
-            (&ours, &theirs)
-        };
         let eph = Ephemeral::new(&neg.kex)?;
-        let hash_alg = kex::kex_hash(&neg.kex);
         let (shared, h) = match &self.role {
-            Role::Client(_) => {
-                let init = KexEcdhInit {
-                    client_public: &eph.public,
-                };
-                self.writer.send_payload(&init.encode())?;
-                let reply = self.read_kex_msg(n::KEX_ECDH_REPLY, initial)?;
-                let reply = KexEcdhReply::decode(&reply)?;
-                let host_key = reply.host_key.to_vec();
-                let server_public = reply.server_public;
-                let sig = reply.signature;
-                let client_public = eph.public.clone();
-                let shared = eph.agree(server_public)?;
-                let h = kex::exchange_hash(
-                    hash_alg,
-                    &HashInput {
-                        client_ident: &self.client_ident,
-                        server_ident: &self.server_ident,
-                        client_kexinit,
-                        server_kexinit,
-                        host_key: &host_key,
-                        client_public: &client_public,
-                        server_public,
-                        shared: &shared,
-                    },
-                );
-                hostkey::verify_as(&neg.host_key, &host_key, &h, sig)?;
-                match &self.server_key {
-                    Some(k) if *k != host_key => {
-                        return Err(Error::HostKey(
-                            "the server presented another host key when rekeying".into(),
-                        ))
-                    }
-                    Some(_) => {}
-                    None => {
-                        if let Role::Client(check) = &mut self.role {
-                            check(&host_key)?;
-                        }
-                        self.server_key = Some(host_key);
-                    }
-                }
-                (shared, h)
-            }
+            Role::Client(_) => self.client_exchange(eph, hash, &neg.host_key, initial)?,
             Role::Server(key) => {
                 let key = key.clone();
-                let init = self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
-                let client_public = KexEcdhInit::decode(&init)?.client_public;
-                let server_public = eph.public.clone();
-                let shared = eph.agree(client_public)?;
-                let host_key = key.public_blob();
-                let h = kex::exchange_hash(
-                    hash_alg,
-                    &HashInput {
-                        client_ident: &self.client_ident,
-                        server_ident: &self.server_ident,
-                        client_kexinit,
-                        server_kexinit,
-                        host_key: &host_key,
-                        client_public,
-                        server_public: &server_public,
-                        shared: &shared,
-                    },
-                );
-                let reply = KexEcdhReply {
-                    host_key: &host_key,
-                    server_public: &server_public,
-                    signature: &key.sign(&h),
-                };
-                self.writer.send_payload(&reply.encode())?;
-                (shared, h)
+                self.server_exchange(&key, eph, hash, initial)?
             }
         };
-        let session_id = self.session_id.get_or_insert_with(|| h.clone()).clone();
-        let (c2s, s2c) = kex::derive_keys(&neg, &shared, &h, &session_id)?;
-        let (out_keys, in_keys) = if is_server { (s2c, c2s) } else { (c2s, s2c) };
+        self.new_keys(&neg, &shared, &h, initial)
+    }
+
+    /// Decodes the peer's KEXINIT where it lies in the read buffer (once; its names are not
+    /// copied), negotiates, and starts the exchange hash with both KEXINITs, so that nothing
+    /// of the peer's message outlives this call.
+    fn start_kex(&self, ours: &KexInit, ours_bytes: &[u8], initial: bool) -> Result<KexStart> {
+        let theirs_bytes = self.reader.payload();
+        let theirs = KexInit::decode(theirs_bytes)?;
+        let is_server = self.is_server();
+        let (c, s) = if is_server {
+            (&theirs, ours)
+        } else {
+            (ours, &theirs)
+        };
+        let neg = kex::negotiate(c, s, initial)?;
+        if initial && neg.strict && self.reader.seq != 1 {
+            return Err(Error::protocol(
+                "strict KEX: KEXINIT was not the first message",
+            ));
+        }
+        let wrong_guess = theirs.first_kex_follows
+            && (theirs.kex.first() != Some(neg.kex.as_str())
+                || theirs.host_key.first() != Some(neg.host_key.as_str()));
+        let (client_kexinit, server_kexinit) = if is_server {
+            (theirs_bytes, ours_bytes)
+        } else {
+            (ours_bytes, theirs_bytes)
+        };
+        let hash = ExchangeHash::start(
+            kex::kex_hash(&neg.kex),
+            &self.client_ident,
+            &self.server_ident,
+            client_kexinit,
+            server_kexinit,
+        );
+        Ok(KexStart {
+            neg,
+            hash,
+            wrong_guess,
+        })
+    }
+
+    /// The client's half: our ephemeral key out, the server's reply in, its signature over H
+    /// checked, and its host key checked (first exchange) or compared (rekey). Returns (K, H).
+    fn client_exchange(
+        &mut self,
+        eph: Ephemeral,
+        hash: ExchangeHash,
+        host_key_alg: &str,
+        initial: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        let client_public = eph.public.clone();
+        let init = KexEcdhInit {
+            client_public: &client_public,
+        };
+        self.writer.send_payload(&init.encode())?;
+        self.read_kex_msg(n::KEX_ECDH_REPLY, initial)?;
+        let reply = KexEcdhReply::decode(self.reader.payload())?;
+        let host_key = reply.host_key.to_vec();
+        let shared = eph.agree(reply.server_public)?;
+        let h = hash.finish(&host_key, &client_public, reply.server_public, &shared);
+        hostkey::verify_as(host_key_alg, &host_key, &h, reply.signature)?;
+        match &self.server_key {
+            Some(k) if *k != host_key => {
+                return Err(Error::HostKey(
+                    "the server presented another host key when rekeying".into(),
+                ))
+            }
+            Some(_) => {}
+            None => {
+                if let Role::Client(check) = &mut self.role {
+                    check(&host_key)?;
+                }
+                self.server_key = Some(host_key);
+            }
+        }
+        Ok((shared, h))
+    }
+
+    /// The server's half: the client's ephemeral key in, ours and the signature over H out.
+    /// Returns (K, H).
+    fn server_exchange(
+        &mut self,
+        key: &Ed25519Key,
+        eph: Ephemeral,
+        hash: ExchangeHash,
+        initial: bool,
+    ) -> Result<(Vec<u8>, Vec<u8>)> {
+        self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
+        let client_public = KexEcdhInit::decode(self.reader.payload())?.client_public;
+        let server_public = eph.public.clone();
+        let shared = eph.agree(client_public)?;
+        let host_key = key.public_blob();
+        let h = hash.finish(&host_key, client_public, &server_public, &shared);
+        let reply = KexEcdhReply {
+            host_key: &host_key,
+            server_public: &server_public,
+            signature: &key.sign(&h),
+        };
+        self.writer.send_payload(&reply.encode())?;
+        Ok((shared, h))
+    }
+
+    /// Keys from K and H, NEWKEYS both ways, and the new keys' rekey limits.
+    fn new_keys(&mut self, neg: &Negotiated, shared: &[u8], h: &[u8], initial: bool) -> Result<()> {
+        let session_id = self.session_id.get_or_insert_with(|| h.to_vec()).clone();
+        let (c2s, s2c) = kex::derive_keys(neg, shared, h, &session_id)?;
+        let (out_keys, in_keys) = if self.is_server() {
+            (s2c, c2s)
+        } else {
+            (c2s, s2c)
+        };
         let sealer = packet::sealer(&out_keys.keys(), self.opts.threads >= 2)?;
         let opener = packet::opener(&in_keys.keys())?;
         let strict = self.negotiated.as_ref().is_some_and(|n| n.strict);
@@ -470,6 +526,14 @@ impl Transport {
             None => by_cipher,
         }
     }
+}
+
+/// What the two KEXINITs decided: the algorithms, the exchange hash with both KEXINITs in it,
+/// and whether the peer's guessed first kex packet must be skipped.
+struct KexStart {
+    neg: Negotiated,
+    hash: ExchangeHash,
+    wrong_guess: bool,
 }
 
 /// Blocks one set of keys may protect. RFC 4344 §3.2: at most 2^(L/4) blocks of an L-bit

@@ -44,13 +44,25 @@ pub fn sealed_packets(data: &[u8]) {
     }
 }
 
-/// A KEXINIT payload (the transport decodes only payloads whose first byte is 20).
+/// A KEXINIT payload (the transport decodes only payloads whose first byte is 20). Its
+/// name-lists, read in place, must hold only non-empty printable names and survive a round
+/// trip.
 pub fn kexinit(data: &[u8]) {
     if data.first() != Some(&crate::wire::numbers::KEXINIT) {
         return;
     }
     if let Ok(k) = KexInit::decode(data) {
         let _ = super::kex::negotiate(&k, &k, true);
+        for name in k
+            .kex
+            .iter()
+            .chain(k.host_key.iter())
+            .chain(k.ciphers_c2s.iter())
+        {
+            assert!(!name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic()));
+        }
+        let again = k.encode();
+        assert_eq!(KexInit::decode(&again).as_ref(), Ok(&k));
     }
 }
 

@@ -3,6 +3,7 @@
 //! the Terrapin countermeasure).
 
 use super::error::{Error, Result};
+use crate::wire::codec::NameList;
 use crate::wire::kexinit::KexInit;
 use crate::wire::sanitize::PEER_TEXT_MAX;
 use crate::wire::Writer;
@@ -96,42 +97,41 @@ pub struct Offer<'a> {
 
 /// Builds our KEXINIT. `initial` adds the strict-KEX marker, which is only meaningful in
 /// the first exchange.
-pub fn our_kexinit(prefs: &Preferences, offer: Offer, is_server: bool, initial: bool) -> KexInit {
+pub fn our_kexinit(
+    prefs: &Preferences,
+    offer: Offer,
+    is_server: bool,
+    initial: bool,
+) -> KexInit<'static> {
     let mut cookie = [0u8; 16];
     let _ = ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut cookie);
-    let mut kex: Vec<String> = match offer.kex {
-        Some(k) => k.to_vec(),
-        None => KEX_METHODS.iter().map(|k| k.to_string()).collect(),
+    let methods: Vec<&str> = match offer.kex {
+        Some(k) => k.iter().map(String::as_str).collect(),
+        None => KEX_METHODS.to_vec(),
     };
-    if initial {
-        kex.push(
-            if is_server {
-                STRICT_SERVER
-            } else {
-                STRICT_CLIENT
-            }
-            .to_string(),
-        );
-    }
+    let marker = match (initial, is_server) {
+        (false, _) => None,
+        (true, true) => Some(STRICT_SERVER),
+        (true, false) => Some(STRICT_CLIENT),
+    };
+    let host_key = match (offer.host_keys, is_server) {
+        (_, true) => [super::hostkey::ED25519].into_iter().collect(),
+        (Some(h), false) => h.iter().collect(),
+        (None, false) => super::hostkey::VERIFIABLE.iter().collect(),
+    };
+    let none = || ["none"].into_iter().collect::<NameList>();
     KexInit {
         cookie,
-        kex,
-        host_key: match (offer.host_keys, is_server) {
-            (_, true) => vec![super::hostkey::ED25519.to_string()],
-            (Some(h), false) => h.to_vec(),
-            (None, false) => super::hostkey::VERIFIABLE
-                .iter()
-                .map(|k| k.to_string())
-                .collect(),
-        },
-        ciphers_c2s: prefs.ciphers.clone(),
-        ciphers_s2c: prefs.ciphers.clone(),
-        macs_c2s: prefs.macs.clone(),
-        macs_s2c: prefs.macs.clone(),
-        compression_c2s: vec!["none".into()],
-        compression_s2c: vec!["none".into()],
-        languages_c2s: vec![],
-        languages_s2c: vec![],
+        kex: methods.into_iter().chain(marker).collect(),
+        host_key,
+        ciphers_c2s: prefs.ciphers.iter().collect(),
+        ciphers_s2c: prefs.ciphers.iter().collect(),
+        macs_c2s: prefs.macs.iter().collect(),
+        macs_s2c: prefs.macs.iter().collect(),
+        compression_c2s: none(),
+        compression_s2c: none(),
+        languages_c2s: NameList::default(),
+        languages_s2c: NameList::default(),
         first_kex_follows: false,
     }
 }
@@ -150,12 +150,19 @@ pub struct Negotiated {
     pub client_ext_info: bool,
 }
 
-/// RFC 4253 §7.1: the first client algorithm the server also supports.
-fn pick(what: &'static str, client: &[String], server: &[String]) -> Result<String> {
+/// RFC 4253 §7.1: the first client algorithm the server also supports, among those `usable`.
+/// Names are compared where they lie in the two messages; only the chosen one is copied.
+fn pick(
+    what: &'static str,
+    client: &NameList,
+    server: &NameList,
+    usable: impl Fn(&str) -> bool,
+) -> Result<String> {
     client
         .iter()
+        .filter(|c| usable(c))
         .find(|c| server.contains(c))
-        .cloned()
+        .map(String::from)
         .ok_or_else(|| Error::NoCommonAlgorithm {
             what,
             ours: listed(client),
@@ -163,10 +170,21 @@ fn pick(what: &'static str, client: &[String], server: &[String]) -> Result<Stri
         })
 }
 
+/// Any name: the lists other than key exchange hold no markers.
+fn any(_: &str) -> bool {
+    true
+}
+
+/// A key exchange method, not one of the markers that share its list (RFC 8308 `ext-info-*`,
+/// strict KEX): a peer naming our marker must not get it negotiated as a method.
+fn is_method(name: &str) -> bool {
+    !name.starts_with("kex-strict-") && !name.starts_with("ext-info-")
+}
+
 /// A name-list for an error message: names are printable ASCII (the decoder checks), but a
 /// peer's list may be long, so only its start reaches a log line.
-fn listed(names: &[String]) -> String {
-    crate::wire::sanitize::peer_text(names.join(",").as_bytes(), 2 * PEER_TEXT_MAX)
+fn listed(names: &NameList) -> String {
+    crate::wire::sanitize::peer_text(names.as_str().as_bytes(), 2 * PEER_TEXT_MAX)
 }
 
 fn catalog_cipher(name: &str) -> Result<&'static ciphers::CipherSpec> {
@@ -174,43 +192,40 @@ fn catalog_cipher(name: &str) -> Result<&'static ciphers::CipherSpec> {
 }
 
 pub fn negotiate(client: &KexInit, server: &KexInit, initial: bool) -> Result<Negotiated> {
-    let real = |l: &[String]| -> Vec<String> {
-        l.iter()
-            .filter(|k| !k.starts_with("kex-strict-") && !k.starts_with("ext-info-"))
-            .cloned()
-            .collect()
-    };
-    let kex = pick("key exchange", &real(&client.kex), &real(&server.kex))?;
-    let host_key = pick("host key type", &client.host_key, &server.host_key)?;
-    let c2s = catalog_cipher(&pick("cipher", &client.ciphers_c2s, &server.ciphers_c2s)?)?;
-    let s2c = catalog_cipher(&pick("cipher", &client.ciphers_s2c, &server.ciphers_s2c)?)?;
-    let mac = |cipher: &ciphers::CipherSpec, c: &[String], s: &[String]| -> Result<_> {
+    let kex = pick("key exchange", &client.kex, &server.kex, is_method)?;
+    let host_key = pick("host key type", &client.host_key, &server.host_key, any)?;
+    let c2s = catalog_cipher(&pick(
+        "cipher",
+        &client.ciphers_c2s,
+        &server.ciphers_c2s,
+        any,
+    )?)?;
+    let s2c = catalog_cipher(&pick(
+        "cipher",
+        &client.ciphers_s2c,
+        &server.ciphers_s2c,
+        any,
+    )?)?;
+    let mac = |cipher: &ciphers::CipherSpec, c: &NameList, s: &NameList| -> Result<_> {
         if cipher.is_aead() {
             return Ok(None);
         }
         if cipher.name == "none" && (c.is_empty() || s.is_empty()) {
             return Ok(None);
         }
-        let name = pick("MAC", c, s)?;
+        let name = pick("MAC", c, s, any)?;
         Ok(Some(ciphers::mac(&name).map(|m| m.name).ok_or_else(
             || Error::protocol(format!("unknown MAC {name}")),
         )?))
     };
     let mac_c2s = mac(c2s, &client.macs_c2s, &server.macs_c2s)?;
     let mac_s2c = mac(s2c, &client.macs_s2c, &server.macs_s2c)?;
-    pick(
-        "compression",
-        &client.compression_c2s,
-        &server.compression_c2s,
-    )?;
-    pick(
-        "compression",
-        &client.compression_s2c,
-        &server.compression_s2c,
-    )?;
-    let strict = initial
-        && client.kex.iter().any(|k| k == STRICT_CLIENT)
-        && server.kex.iter().any(|k| k == STRICT_SERVER);
+    let (comp_c, comp_s) = (&client.compression_c2s, &server.compression_c2s);
+    pick("compression", comp_c, comp_s, any)?;
+    let (comp_c, comp_s) = (&client.compression_s2c, &server.compression_s2c);
+    pick("compression", comp_c, comp_s, any)?;
+    let strict =
+        initial && client.kex.contains(STRICT_CLIENT) && server.kex.contains(STRICT_SERVER);
     Ok(Negotiated {
         kex,
         host_key,
@@ -219,7 +234,7 @@ pub fn negotiate(client: &KexInit, server: &KexInit, initial: bool) -> Result<Ne
         mac_c2s,
         mac_s2c,
         strict,
-        client_ext_info: initial && client.kex.iter().any(|k| k == "ext-info-c"),
+        client_ext_info: initial && client.kex.contains("ext-info-c"),
     })
 }
 
@@ -294,30 +309,51 @@ pub fn mpint(w: &mut Writer, v: &[u8]) {
     }
 }
 
-/// The inputs of the exchange hash H (RFC 4253 §8, RFC 5656 §4).
-pub struct HashInput<'a> {
-    pub client_ident: &'a str,
-    pub server_ident: &'a str,
-    pub client_kexinit: &'a [u8],
-    pub server_kexinit: &'a [u8],
-    pub host_key: &'a [u8],
-    pub client_public: &'a [u8],
-    pub server_public: &'a [u8],
-    /// K already encoded as mpint.
-    pub shared: &'a [u8],
-}
+/// The exchange hash H (RFC 4253 §8, RFC 5656 §4), fed as the exchange goes: the version
+/// lines and both KEXINITs go in as soon as they are known, so no KEXINIT payload is kept
+/// while the peer's ephemeral key is awaited.
+pub struct ExchangeHash(digest::Context);
 
-pub fn exchange_hash(alg: &'static digest::Algorithm, i: &HashInput) -> Vec<u8> {
-    let mut w = Writer::new();
-    w.string(i.client_ident.as_bytes())
-        .string(i.server_ident.as_bytes())
-        .string(i.client_kexinit)
-        .string(i.server_kexinit)
-        .string(i.host_key)
-        .string(i.client_public)
-        .string(i.server_public)
-        .raw(i.shared);
-    digest::digest(alg, &w.into_bytes()).as_ref().to_vec()
+impl ExchangeHash {
+    pub fn start(
+        alg: &'static digest::Algorithm,
+        client_ident: &str,
+        server_ident: &str,
+        client_kexinit: &[u8],
+        server_kexinit: &[u8],
+    ) -> Self {
+        let mut h = Self(digest::Context::new(alg));
+        for s in [
+            client_ident.as_bytes(),
+            server_ident.as_bytes(),
+            client_kexinit,
+            server_kexinit,
+        ] {
+            h.string(s);
+        }
+        h
+    }
+
+    /// H, from the host key blob, both ephemeral public keys (or DH `e`/`f`) and K (already
+    /// encoded as an mpint).
+    pub fn finish(
+        mut self,
+        host_key: &[u8],
+        client_public: &[u8],
+        server_public: &[u8],
+        shared: &[u8],
+    ) -> Vec<u8> {
+        for s in [host_key, client_public, server_public] {
+            self.string(s);
+        }
+        self.0.update(shared);
+        self.0.finish().as_ref().to_vec()
+    }
+
+    fn string(&mut self, s: &[u8]) {
+        self.0.update(&(s.len() as u32).to_be_bytes());
+        self.0.update(s);
+    }
 }
 
 /// RFC 4253 §7.2: HASH(K || H || letter || session_id), extended with HASH(K || H || K1 ...).
@@ -490,16 +526,33 @@ mod tests {
         };
         let mut c = our_kexinit(&prefs, Offer::default(), false, true);
         let s = our_kexinit(&prefs, Offer::default(), true, true);
-        c.ciphers_c2s = vec!["aes128-ctr".into(), "none".into()];
+        c.ciphers_c2s = ["aes128-ctr", "none"].into_iter().collect();
         let n = negotiate(&c, &s, true).unwrap();
         assert_eq!(n.cipher_c2s, "none");
         assert_eq!(n.kex, CURVE25519);
         assert!(n.strict);
         assert!(!negotiate(&c, &s, false).unwrap().strict);
-        c.ciphers_s2c = vec!["aes128-ctr".into()];
+        c.ciphers_s2c = ["aes128-ctr"].into_iter().collect();
         assert!(matches!(
             negotiate(&c, &s, true),
             Err(Error::NoCommonAlgorithm { .. })
         ));
+        // The server's strict-KEX marker offered as a method is not one.
+        let mut c = our_kexinit(&prefs, Offer::default(), false, true);
+        c.kex = [STRICT_SERVER, CURVE25519].into_iter().collect();
+        assert_eq!(negotiate(&c, &s, true).unwrap().kex, CURVE25519);
+    }
+
+    /// H is the hash of the RFC 4253 §8 concatenation, whichever way it is fed.
+    #[test]
+    fn exchange_hash_is_the_rfc4253_concatenation() {
+        let mut w = Writer::new();
+        for s in [&b"V_C"[..], b"V_S", b"I_C", b"I_S", b"K_S", b"e", b"f"] {
+            w.string(s);
+        }
+        w.raw(b"K as mpint");
+        let want = digest::digest(&digest::SHA256, &w.into_bytes());
+        let h = ExchangeHash::start(&digest::SHA256, "V_C", "V_S", b"I_C", b"I_S");
+        assert_eq!(h.finish(b"K_S", b"e", b"f", b"K as mpint"), want.as_ref());
     }
 }

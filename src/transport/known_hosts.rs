@@ -7,7 +7,8 @@
 //! "changed" when plain lines carry only other keys. Host fields are `*`/`?`/`!` pattern lists
 //! (case-insensitive) or one hashed name `|1|salt|HMAC-SHA1(salt, name)`; the name looked up is
 //! `host`, or `[host]:port` when the port is not 22 (falling back to `host` when nothing at
-//! all is listed for `[host]:port`), or `HostKeyAlias` as given.
+//! all is listed for `[host]:port`; a key revoked there stays revoked, where ssh 9.2 would
+//! treat the host as new), or `HostKeyAlias` as given.
 //! `@cert-authority` lines only vouch for host certificates, which we do not accept, so they
 //! never make a plain key trusted. Markers and host fields are parsed by the `ssh-key` crate.
 
@@ -108,8 +109,10 @@ pub fn lookup_name(host: &str, port: u16, alias: Option<&str>) -> String {
 
 /// What the files (texts of the user files, then the global ones) say about `host`'s key:
 /// [`status`] under [`lookup_name`], and, as ssh does for a host on another port than 22
-/// with no alias, the bare host name when `[host]:port` is not listed at all (only a trusted
-/// answer counts there; a changed or revoked one leaves the host unknown).
+/// with no alias, the bare host name when `[host]:port` is not listed at all. There a trusted
+/// key counts and a changed one leaves the host unknown, as in ssh; a revoked one stays
+/// revoked. (ssh 9.2 prints its revocation warning and then treats the host as new, so with
+/// `accept-new` or `no` it records and accepts the revoked key: we refuse.)
 pub fn lookup(
     texts: &[&str],
     host: &str,
@@ -130,8 +133,8 @@ pub fn lookup(
         &lookup_name(host, 22, None),
         key_blob,
     ) {
-        Status::Trusted => Status::Trusted,
-        _ => Status::Unknown,
+        bare @ (Status::Trusted | Status::Revoked) => bare,
+        Status::Changed | Status::Unknown => Status::Unknown,
     }
 }
 
@@ -309,6 +312,14 @@ mod tests {
         assert_eq!(look(&listed, None), Status::Changed);
         let bare_changed = format!("127.0.0.1 {other}\n");
         assert_eq!(look(&bare_changed, None), Status::Unknown);
+        // Regression: a key revoked under the bare host came out unknown, which accept-new
+        // records and accepts.
+        let bare_revoked = format!("@revoked 127.0.0.1 {k}\n");
+        assert_eq!(look(&bare_revoked, None), Status::Revoked);
+        assert_eq!(
+            decide(look(&bare_revoked, None), Strict::AcceptNew),
+            Decision::Refuse
+        );
         assert_eq!(st(&t("[127.0.0.*]:*"), &name, &blob), Status::Trusted);
         assert_eq!(lookup_name("Host", 22, None), "host");
         assert_eq!(lookup_name("h", 2222, Some("Alias")), "Alias");

@@ -11,6 +11,20 @@ use std::io::{self, Read, Write};
 /// How much the reader asks the socket for at once.
 const READ_CHUNK: usize = 256 * 1024;
 
+/// The largest `packet_length` a server reads before the client has logged in: 35,000 bytes,
+/// the size RFC 4253 §6.1 says every implementation must be able to process, so no client can
+/// count on sending more. Nothing a client sends before login comes near it (OpenSSH's
+/// KEXINIT is about 1.5 KB; a USERAUTH_REQUEST with a 16384-bit RSA key and its signature
+/// about 4.2 KB). With it the read buffer of an unauthenticated connection is 70 KiB instead
+/// of 512 KiB, and a peer's name-lists stay small.
+pub const PRE_AUTH_MAX_PACKET: usize = 35_000;
+
+/// The read buffer for packets up to `max_packet`: one read of up to `READ_CHUNK` (or one
+/// packet) and one whole packet with its length, tag and padding.
+fn read_buffer_len(max_packet: usize) -> usize {
+    READ_CHUNK.min(max_packet) + max_packet + 512
+}
+
 /// Traffic since the last key exchange, for RFC 4344 rekey limits.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Counters {
@@ -62,6 +76,8 @@ fn packet_error(e: ciphers::Error) -> Error {
 pub struct PacketReader<R> {
     r: R,
     buf: Vec<u8>,
+    /// The largest `packet_length` accepted (see `set_max_packet`).
+    max_packet: usize,
     start: usize,
     end: usize,
     opener: OpeningKey,
@@ -73,9 +89,16 @@ pub struct PacketReader<R> {
 
 impl<R: Read> PacketReader<R> {
     pub fn new(r: R) -> Self {
+        Self::with_max_packet(r, MAX_PACKET_LEN)
+    }
+
+    /// A reader that refuses packets longer than `max_packet` (at most `MAX_PACKET_LEN`).
+    pub fn with_max_packet(r: R, max_packet: usize) -> Self {
+        let max_packet = max_packet.min(MAX_PACKET_LEN);
         Self {
             r,
-            buf: vec![0; READ_CHUNK + MAX_PACKET_LEN + 512],
+            buf: vec![0; read_buffer_len(max_packet)],
+            max_packet,
             start: 0,
             end: 0,
             opener: OpeningKey::cleartext(),
@@ -90,6 +113,19 @@ impl<R: Read> PacketReader<R> {
         self.buf[..bytes.len()].copy_from_slice(bytes);
         self.start = 0;
         self.end = bytes.len();
+    }
+
+    /// Changes the largest packet accepted; the read buffer grows to fit (bytes already
+    /// buffered, and the last payload, stay where they are).
+    pub fn set_max_packet(&mut self, max_packet: usize) {
+        self.max_packet = max_packet.min(MAX_PACKET_LEN);
+        let len = read_buffer_len(self.max_packet);
+        if len > self.buf.len() {
+            // A fresh zeroed allocation is mapped lazily; resizing would write every byte.
+            let mut bigger = vec![0; len];
+            bigger[..self.end].copy_from_slice(&self.buf[..self.end]);
+            self.buf = bigger;
+        }
     }
 
     pub fn set_opener(&mut self, o: OpeningKey) {
@@ -126,9 +162,14 @@ impl<R: Read> PacketReader<R> {
         let first = self.opener.length_bytes();
         self.fill(first)?;
         let s = self.start;
+        // Whole wire size: length field, packet, tag.
+        let most = 4 + self.max_packet + self.opener.framing().tag_len;
         let wire = match self.opener.decrypt_length(seq, &mut self.buf[s..s + first]) {
-            Ok(w) if (first..=MAX_PACKET_LEN + 256).contains(&w) => w,
-            Ok(w) => return Err(self.discard(Error::Packet(format!("invalid packet size {w}")))),
+            Ok(w) if (first..=most).contains(&w) => w,
+            Ok(w) => {
+                let why = format!("packet of {w} bytes, over the limit of {most}");
+                return Err(self.discard(Error::Packet(why)));
+            }
             Err(e) => return Err(self.discard(packet_error(e))),
         };
         self.fill(wire)?;
@@ -152,7 +193,9 @@ impl<R: Read> PacketReader<R> {
 
     /// The length oracle (see [`OpeningKey::discards_on_error`]): like OpenSSH's
     /// `packet_discard`, read `MAX_PACKET_LEN` bytes from the start of the bad packet either
-    /// way (or until the peer stops) before reporting `e`. The connection is dead afterwards.
+    /// way (or until the peer stops), then report a bad length and a bad MAC alike, as a MAC
+    /// failure: one DISCONNECT reason and one text, so their lengths on the wire do not tell
+    /// them apart either. Other framings report `e` at once. The connection is dead afterwards.
     fn discard(&mut self, e: Error) -> Error {
         if !self.opener.discards_on_error() {
             return e;
@@ -169,7 +212,7 @@ impl<R: Read> PacketReader<R> {
         }
         self.start = 0;
         self.end = 0;
-        e
+        Error::Mac
     }
 
     pub fn payload(&self) -> &[u8] {
@@ -469,6 +512,25 @@ mod regression {
         );
     }
 
+    /// After the discard, a bad length and a bad MAC used to end in different DISCONNECTs
+    /// (reason 2 "invalid packet size N" and reason 5 with a longer text), which an observer
+    /// tells apart by their length on the wire: now one reason and one text.
+    #[test]
+    fn cbc_bad_length_and_bad_mac_look_the_same() {
+        let (cbc, mac) = ("aes128-cbc", "hmac-sha2-256");
+        let error = |wire: Vec<u8>| {
+            let mut r = PacketReader::new(Trickle { data: wire, pos: 0 });
+            r.set_opener(opener(&keys(cbc, mac, &[3; 64])).unwrap());
+            r.read_next().unwrap_err()
+        };
+        let bad_length = error(vec![0x5a; 2 * MAX_PACKET_LEN]);
+        let mut bad_mac = bad_mac_packet(cbc, mac);
+        bad_mac.extend_from_slice(&[0x5a; MAX_PACKET_LEN]);
+        let bad_mac = error(bad_mac);
+        assert_eq!(bad_length.disconnect_reason(), bad_mac.disconnect_reason());
+        assert_eq!(bad_length.to_string(), bad_mac.to_string());
+    }
+
     /// Where the length is authenticated or not CBC there is no oracle: fail at once.
     #[test]
     fn other_framings_fail_at_once() {
@@ -489,6 +551,67 @@ mod regression {
             read_before_error(&keys("aes128-ctr", "hmac-sha2-256", &[3; 64]), wire),
             len
         );
+    }
+
+    /// Before login a server reads packets of at most `PRE_AUTH_MAX_PACKET` from a buffer of
+    /// 70 KiB; raising the limit grows the buffer and keeps what it holds.
+    #[test]
+    fn small_packets_before_login_and_any_after() {
+        let wire = |sizes: &[usize]| {
+            let mut out = Vec::new();
+            let mut w = PacketWriter::new(&mut out);
+            for (i, &n) in sizes.iter().enumerate() {
+                w.send_payload(&vec![i as u8; n]).unwrap();
+            }
+            out
+        };
+        let big = wire(&[40_000]);
+        let mut r = PacketReader::with_max_packet(&big[..], PRE_AUTH_MAX_PACKET);
+        assert!(r.buf.len() < 72 * 1024, "{}", r.buf.len());
+        assert!(matches!(r.read_next(), Err(Error::Packet(_))));
+        let data = wire(&[34_000, 1000, 200_000]);
+        let mut r = PacketReader::with_max_packet(Trickle { data, pos: 0 }, PRE_AUTH_MAX_PACKET);
+        r.read_next().unwrap();
+        assert_eq!(r.payload().len(), 34_000);
+        r.read_next().unwrap();
+        r.set_max_packet(MAX_PACKET_LEN);
+        assert_eq!(r.payload(), &[1u8; 1000][..]);
+        r.read_next().unwrap();
+        assert_eq!(r.payload(), &[2u8; 200_000][..]);
+    }
+
+    /// The biggest login request a client can make: an RSA key of 16,384 bits (OpenSSH's
+    /// largest) with its signature and a 255-byte user name fits the pre-login packet limit
+    /// in under a quarter of it (about 4,500 bytes), and a reader held to that limit takes it.
+    #[test]
+    fn largest_login_request_fits_before_login() {
+        use crate::wire::userauth::{Method, UserauthRequest};
+        use crate::wire::{codec::Writer, Message};
+        let mut blob = Writer::new();
+        let mut modulus = vec![0xc5u8; 16_384 / 8];
+        modulus.insert(0, 0); // mpint: a leading zero keeps it positive
+        blob.string(b"ssh-rsa").string(&[1, 0, 1]).string(&modulus);
+        let blob = blob.into_bytes();
+        let mut sig = Writer::new();
+        sig.string(b"rsa-sha2-512").string(&[0x5a; 16_384 / 8]);
+        let sig = sig.into_bytes();
+        let user = [b'u'; 255];
+        let request = UserauthRequest {
+            user: &user,
+            service: b"ssh-connection",
+            method: Method::PublicKey {
+                algorithm: b"rsa-sha2-512",
+                blob: &blob,
+                signature: Some(&sig),
+            },
+        }
+        .encode();
+        assert!(request.len() < PRE_AUTH_MAX_PACKET / 4, "{}", request.len());
+        let mut wire = Vec::new();
+        PacketWriter::new(&mut wire).send_payload(&request).unwrap();
+        let mut r = PacketReader::with_max_packet(&wire[..], PRE_AUTH_MAX_PACKET);
+        r.read_next().unwrap();
+        assert_eq!(r.payload(), &request[..]);
     }
 
     /// A packet straddling the end of the read buffer used to be read at its old offset

@@ -3,6 +3,8 @@
 //! decoded (as rustls' `Codec`): a message is a struct whose layout is written once, so the
 //! sending and the receiving side cannot disagree and a round-trip test covers both.
 
+use serde::Serialize;
+use std::borrow::Cow;
 use thiserror::Error;
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -79,22 +81,9 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(self.string(what)?).map_err(|_| DecodeError::NotText { what })
     }
 
-    /// A `name-list`: comma-separated printable US-ASCII names, none empty.
-    pub fn name_list(&mut self, what: &'static str) -> Result<Vec<String>, DecodeError> {
-        let raw = self.string(what)?;
-        if raw.is_empty() {
-            return Ok(Vec::new());
-        }
-        let text = std::str::from_utf8(raw).map_err(|_| DecodeError::NotText { what })?;
-        text.split(',')
-            .map(|n| {
-                if n.is_empty() || !n.bytes().all(|b| b.is_ascii_graphic()) {
-                    Err(DecodeError::BadNameList)
-                } else {
-                    Ok(n.to_string())
-                }
-            })
-            .collect()
+    /// A `name-list` (RFC 4251 §5), checked and borrowed from the message: see [`NameList`].
+    pub fn name_list(&mut self, what: &'static str) -> Result<NameList<'a>, DecodeError> {
+        NameList::parse(self.string(what)?, what)
     }
 
     /// Fails unless the whole message was consumed, so a parser cannot silently ignore data.
@@ -103,6 +92,84 @@ impl<'a> Reader<'a> {
             0 => Ok(()),
             n => Err(DecodeError::Trailing(n)),
         }
+    }
+}
+
+/// A `name-list` (RFC 4251 §5): comma-separated names of printable US-ASCII, none empty.
+///
+/// A received list is checked once and then read where it lies in the message: its names
+/// are borrowed slices, so a peer's list costs no memory beyond the packet that carried it,
+/// however many names it holds. That is why there is no cap on names per list or on a name's
+/// length here (RFC 4251 §6 asks for at most 64 characters; OpenSSH does not check it): the
+/// packet size bounds the list, and before login the transport keeps packets small
+/// (`transport::packet::PRE_AUTH_MAX_PACKET`). Our own lists are owned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NameList<'a>(Cow<'a, str>);
+
+impl<'a> NameList<'a> {
+    /// Checks `raw` as a name-list; `what` names the field in the error.
+    pub fn parse(raw: &'a [u8], what: &'static str) -> Result<Self, DecodeError> {
+        let text = std::str::from_utf8(raw).map_err(|_| DecodeError::NotText { what })?;
+        let bad = |n: &str| n.is_empty() || !n.bytes().all(|b| b.is_ascii_graphic());
+        if !text.is_empty() && text.split(',').any(bad) {
+            return Err(DecodeError::BadNameList);
+        }
+        Ok(Self(Cow::Borrowed(text)))
+    }
+
+    /// The names in order.
+    pub fn iter(&self) -> impl Iterator<Item = &str> + '_ {
+        let text: &str = &self.0;
+        text.split(',').filter(|_| !text.is_empty())
+    }
+
+    pub fn contains(&self, name: &str) -> bool {
+        self.iter().any(|n| n == name)
+    }
+
+    pub fn first(&self) -> Option<&str> {
+        self.iter().next()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The list as it travels: names joined by commas.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The same list, no longer borrowed from a message.
+    pub fn into_owned(self) -> NameList<'static> {
+        NameList(Cow::Owned(self.0.into_owned()))
+    }
+}
+
+/// Our own names: trusted to be names (no commas, printable), as they come from our tables.
+impl<S: AsRef<str>> FromIterator<S> for NameList<'static> {
+    fn from_iter<I: IntoIterator<Item = S>>(names: I) -> Self {
+        let mut text = String::new();
+        for n in names {
+            if !text.is_empty() {
+                text.push(',');
+            }
+            text.push_str(n.as_ref());
+        }
+        NameList(Cow::Owned(text))
+    }
+}
+
+impl std::fmt::Display for NameList<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// As a list of names (the probe's JSON).
+impl Serialize for NameList<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
     }
 }
 
@@ -182,9 +249,8 @@ impl Writer {
         self.u32(v.len() as u32).raw(v)
     }
 
-    pub fn name_list<S: AsRef<str>>(&mut self, names: &[S]) -> &mut Self {
-        let joined: Vec<&str> = names.iter().map(AsRef::as_ref).collect();
-        self.string(joined.join(",").as_bytes())
+    pub fn name_list(&mut self, names: &NameList) -> &mut Self {
+        self.string(names.as_str().as_bytes())
     }
 
     pub fn into_bytes(self) -> Vec<u8> {
@@ -202,14 +268,15 @@ mod tests {
         w.u8(7)
             .u32(0xdead_beef)
             .string(b"abc")
-            .name_list(&["a", "b-c@x"])
+            .name_list(&["a", "b-c@x"].into_iter().collect())
             .bool(true);
         let bytes = w.into_bytes();
         let mut r = Reader::new(&bytes);
         assert_eq!(r.u8("x").unwrap(), 7);
         assert_eq!(r.u32("x").unwrap(), 0xdead_beef);
         assert_eq!(r.string("x").unwrap(), b"abc");
-        assert_eq!(r.name_list("x").unwrap(), ["a", "b-c@x"]);
+        let names = r.name_list("x").unwrap();
+        assert_eq!(names.iter().collect::<Vec<_>>(), ["a", "b-c@x"]);
         assert!(r.bool("x").unwrap());
         r.finish().unwrap();
     }
@@ -222,12 +289,23 @@ mod tests {
 
     #[test]
     fn empty_names_are_rejected() {
-        let mut w = Writer::new();
-        w.string(b"a,,b");
-        let bytes = w.into_bytes();
-        assert_eq!(
-            Reader::new(&bytes).name_list("n"),
-            Err(DecodeError::BadNameList)
-        );
+        for bad in [&b"a,,b"[..], b",", b"a,", b"a b", b"\xff"] {
+            assert!(NameList::parse(bad, "n").is_err(), "{bad:?}");
+        }
+        let empty = NameList::parse(b"", "n").unwrap();
+        assert!(empty.is_empty() && empty.first().is_none());
+    }
+
+    /// A list of 100,000 names is read in place: no name is copied out of the message.
+    #[test]
+    fn names_are_borrowed_from_the_message() {
+        let text = vec!["x"; 100_000].join(",") + ",aes128-ctr";
+        let list = NameList::parse(text.as_bytes(), "n").unwrap();
+        assert!(matches!(list.0, Cow::Borrowed(_)));
+        assert_eq!(list.iter().count(), 100_001);
+        assert!(list.contains("aes128-ctr") && !list.contains("aes"));
+        assert_eq!(list.first(), Some("x"));
+        let json = serde_json::to_string(&list.into_owned()).unwrap();
+        assert!(json.starts_with(r#"["x","x","#) && json.ends_with(r#","aes128-ctr"]"#));
     }
 }

@@ -1,30 +1,31 @@
-//! SSH_MSG_KEXINIT (RFC 4253 §7.1): the algorithm lists a peer offers.
+//! SSH_MSG_KEXINIT (RFC 4253 §7.1): the algorithm lists a peer offers. A received KEXINIT
+//! borrows its lists from the payload (`NameList`); `into_owned` keeps one past it.
 
-use super::codec::{DecodeError, Message, Reader, Writer};
+use super::codec::{DecodeError, Message, NameList, Reader, Writer};
 use super::numbers as msg;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct KexInit {
+pub struct KexInit<'a> {
     #[serde(skip)]
     pub cookie: [u8; 16],
-    pub kex: Vec<String>,
-    pub host_key: Vec<String>,
-    pub ciphers_c2s: Vec<String>,
-    pub ciphers_s2c: Vec<String>,
-    pub macs_c2s: Vec<String>,
-    pub macs_s2c: Vec<String>,
-    pub compression_c2s: Vec<String>,
-    pub compression_s2c: Vec<String>,
-    pub languages_c2s: Vec<String>,
-    pub languages_s2c: Vec<String>,
+    pub kex: NameList<'a>,
+    pub host_key: NameList<'a>,
+    pub ciphers_c2s: NameList<'a>,
+    pub ciphers_s2c: NameList<'a>,
+    pub macs_c2s: NameList<'a>,
+    pub macs_s2c: NameList<'a>,
+    pub compression_c2s: NameList<'a>,
+    pub compression_s2c: NameList<'a>,
+    pub languages_c2s: NameList<'a>,
+    pub languages_s2c: NameList<'a>,
     pub first_kex_follows: bool,
 }
 
-impl Message<'_> for KexInit {
+impl<'a> Message<'a> for KexInit<'a> {
     const NUMBER: u8 = msg::KEXINIT;
 
-    fn read_body(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    fn read_body(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let mut cookie = [0u8; 16];
         cookie.copy_from_slice(r.take(16, "cookie")?);
         let k = Self {
@@ -65,10 +66,10 @@ impl Message<'_> for KexInit {
     }
 }
 
-impl KexInit {
+impl<'a> KexInit<'a> {
     /// [`Message::decode`], callable without the trait in scope (the exchange hash needs the
     /// peer's exact bytes, so callers keep the payload and decode it here).
-    pub fn decode(payload: &[u8]) -> Result<Self, DecodeError> {
+    pub fn decode(payload: &'a [u8]) -> Result<Self, DecodeError> {
         <Self as Message>::decode(payload)
     }
 
@@ -79,7 +80,25 @@ impl KexInit {
 
     /// Strict KEX (OpenSSH 9.6+, the Terrapin countermeasure), as advertised by a server.
     pub fn server_strict_kex(&self) -> bool {
-        self.kex.iter().any(|k| k == "kex-strict-s-v00@openssh.com")
+        self.kex.contains("kex-strict-s-v00@openssh.com")
+    }
+
+    /// The same message, no longer borrowed from a payload.
+    pub fn into_owned(self) -> KexInit<'static> {
+        KexInit {
+            cookie: self.cookie,
+            kex: self.kex.into_owned(),
+            host_key: self.host_key.into_owned(),
+            ciphers_c2s: self.ciphers_c2s.into_owned(),
+            ciphers_s2c: self.ciphers_s2c.into_owned(),
+            macs_c2s: self.macs_c2s.into_owned(),
+            macs_s2c: self.macs_s2c.into_owned(),
+            compression_c2s: self.compression_c2s.into_owned(),
+            compression_s2c: self.compression_s2c.into_owned(),
+            languages_c2s: self.languages_c2s.into_owned(),
+            languages_s2c: self.languages_s2c.into_owned(),
+            first_kex_follows: self.first_kex_follows,
+        }
     }
 }
 
@@ -87,8 +106,8 @@ impl KexInit {
 mod tests {
     use super::*;
 
-    fn sample() -> KexInit {
-        let l = |s: &str| s.split(',').map(String::from).collect::<Vec<_>>();
+    fn sample() -> KexInit<'static> {
+        let l = |s: &str| s.split(',').collect::<NameList>();
         KexInit {
             cookie: [7; 16],
             kex: l("curve25519-sha256,kex-strict-s-v00@openssh.com"),
@@ -99,8 +118,8 @@ mod tests {
             macs_s2c: l("hmac-sha2-256"),
             compression_c2s: l("none"),
             compression_s2c: l("none,zlib@openssh.com"),
-            languages_c2s: vec![],
-            languages_s2c: vec![],
+            languages_c2s: NameList::default(),
+            languages_s2c: NameList::default(),
             first_kex_follows: false,
         }
     }

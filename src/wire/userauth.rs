@@ -1,7 +1,7 @@
 //! User authentication messages (RFC 4252), publickey method only (§7): the native client
 //! sends them, `sshtune serve` reads them.
 
-use super::codec::{DecodeError, Message, Reader, Writer};
+use super::codec::{DecodeError, Message, NameList, Reader, Writer};
 use super::numbers as n;
 
 /// The method name of RFC 4252 §7.
@@ -106,18 +106,18 @@ impl<'a> Message<'a> for UserauthRequest<'a> {
 
 /// SSH_MSG_USERAUTH_FAILURE (§5.1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserauthFailure {
+pub struct UserauthFailure<'a> {
     /// Methods that may continue.
-    pub methods: Vec<String>,
+    pub methods: NameList<'a>,
     pub partial_success: bool,
 }
 
-impl Message<'_> for UserauthFailure {
+impl<'a> Message<'a> for UserauthFailure<'a> {
     const NUMBER: u8 = n::USERAUTH_FAILURE;
     fn write_body(&self, w: &mut Writer) {
         w.name_list(&self.methods).bool(self.partial_success);
     }
-    fn read_body(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+    fn read_body(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         Ok(Self {
             methods: r.name_list("methods")?,
             partial_success: r.bool("partial success")?,
@@ -188,7 +188,7 @@ mod tests {
             round_trip(&pk, &pk.encode());
             let o = UserauthRequest { user: &user, service: b"x", method: Method::Other { name: other.as_bytes(), data: &blob } };
             round_trip(&o, &o.encode());
-            let f = UserauthFailure { methods, partial_success: partial };
+            let f = UserauthFailure { methods: methods.iter().collect(), partial_success: partial };
             round_trip(&f, &f.encode());
             let ok = UserauthPkOk { algorithm: &alg, blob: &blob };
             round_trip(&ok, &ok.encode());

@@ -3,6 +3,7 @@
 
 use crate::support;
 
+use sshtune::wire::codec::NameList;
 use sshtune::wire::kexinit::KexInit;
 use sshtune::wire::plain::{read_packet, write_packet};
 use sshtune::wire::Writer;
@@ -23,7 +24,7 @@ fn expect_disconnect(r: &mut BufReader<TcpStream>) -> u32 {
 }
 
 fn client_kexinit() -> Vec<u8> {
-    let l = |s: &str| s.split(',').map(String::from).collect::<Vec<_>>();
+    let l = |s: &str| s.split(',').collect::<NameList>();
     KexInit {
         cookie: [1; 16],
         kex: l("curve25519-sha256,kex-strict-c-v00@openssh.com"),
@@ -34,8 +35,8 @@ fn client_kexinit() -> Vec<u8> {
         macs_s2c: l("hmac-sha2-256"),
         compression_c2s: l("none"),
         compression_s2c: l("none"),
-        languages_c2s: vec![],
-        languages_s2c: vec![],
+        languages_c2s: NameList::default(),
+        languages_s2c: NameList::default(),
         first_kex_follows: false,
     }
     .encode()
@@ -91,8 +92,9 @@ fn malformed_input_gets_disconnect_and_server_keeps_serving() {
     // No common algorithm.
     let (mut c, mut r) = s.raw();
     c.write_all(b"SSH-2.0-evil\r\n").unwrap();
-    let mut k = KexInit::decode(&client_kexinit()).unwrap();
-    k.kex = vec!["diffie-hellman-group1-sha1".into()];
+    let init = client_kexinit();
+    let mut k = KexInit::decode(&init).unwrap();
+    k.kex = ["diffie-hellman-group1-sha1"].into_iter().collect();
     write_packet(&mut c, &k.encode()).unwrap();
     assert_eq!(expect_disconnect(&mut r), 3);
 

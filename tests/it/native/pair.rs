@@ -149,21 +149,40 @@ fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
     let mib_s = n.tcp_ceiling(8 << 20).unwrap();
     assert!(mib_s > 0.0);
 
-    // A wrong token gets no data.
+    // Regression: the port served only its first connection, so a port scan in the window
+    // broke the measurement. A silent connection, a wrong token and a half token that hangs
+    // up get no data; the right token afterwards still gets all of it.
     let t = connect("127.0.0.1", server.addr.port(), &server.client).unwrap();
     let mut e = Exec::start(t, "tcp-ceiling 1M", 1 << 20, 32768).unwrap();
     let line = e.read_line().unwrap().unwrap();
-    let port: u16 = line
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("port="))
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut data = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|t| t.strip_prefix(name))
+            .unwrap()
+            .to_string()
+    };
+    let (port, token): (u16, String) = (field("port=").parse().unwrap(), field("token="));
     use std::io::{Read, Write};
-    data.write_all(&[b'0'; 32]).unwrap();
+    let data = || std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let silent = data();
+    let mut wrong = data();
+    wrong.write_all(&[b'0'; 32]).unwrap();
     let mut buf = Vec::new();
-    let _ = data.read_to_end(&mut buf);
+    let _ = wrong.read_to_end(&mut buf);
     assert!(buf.is_empty());
+    let mut half = data();
+    half.write_all(&token.as_bytes()[..16]).unwrap();
+    drop(half);
+    let mut right = data();
+    right.write_all(token.as_bytes()).unwrap();
+    let _ = right.read_to_end(&mut buf);
+    assert_eq!(buf.len(), 1 << 20);
+    assert_eq!(e.finish().unwrap().0, Some(0));
+    drop(silent);
+
+    // Nobody sends the token: the command fails once the window closes.
+    let t = connect("127.0.0.1", server.addr.port(), &server.client).unwrap();
+    let mut e = Exec::start(t, "tcp-ceiling 1M", 1 << 20, 32768).unwrap();
+    e.read_line().unwrap().unwrap();
     assert_eq!(e.finish().unwrap().0, Some(127));
 }

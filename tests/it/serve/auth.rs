@@ -214,7 +214,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
         "key expired",
         "cert-authority",
         "fewer than 2048",
-        "login as user \"nobodyatall\" refused",
+        "invalid user \"nobodyatall\"",
     ] {
         assert!(log.contains(why), "no log line with {why:?}:\n{log}");
     }
@@ -331,11 +331,51 @@ fn login_as_an_unlisted_user_is_refused_and_logged_sanitised() {
     assert!(err.contains("no key accepted"), "{err}");
     native_login(&serve, "tester", serve.user_key.clone()).unwrap();
     let log = serve.log();
-    assert!(
-        log.contains("login as user \"evil\\x1b[2J\" refused"),
+    assert!(log.contains("invalid user \"evil\\x1b[2J\""), "{log}");
+    assert!(!log.contains('\x1b'));
+}
+
+/// Regression: a refused user name was logged on each of a stranger's attempts and an
+/// unknown key not at all. The real `ssh` offering three unknown keys, as a listed user and
+/// as an unlisted one: each connection gets one line, naming the keys or the user alike.
+#[test]
+fn a_strangers_attempts_fold_into_one_log_line() {
+    let _lock = support::shared();
+    let serve = start_serve_listing(&[], "", &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let keys: Vec<PathBuf> = (0..3)
+        .map(|i| keygen(dir.path(), &format!("stranger{i}"), &["-t", "ed25519"]))
+        .collect();
+    let (_, known) = serve.ssh_files();
+    for user in ["u", "root"] {
+        let mut ssh = support::native::openssh_client(serve.port, &known, &keys[0], user);
+        for k in &keys[1..] {
+            ssh.arg("-i").arg(k);
+        }
+        let out = ssh.args(["127.0.0.1", "stat"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(255), "{out:?}");
+    }
+    let log = wait_for_log(&serve, "\"root\"");
+    let lines: Vec<&str> = log.lines().filter(|l| l.contains("refused")).collect();
+    assert_eq!(lines.len(), 2, "{log}");
+    assert!(lines[0].contains("3 login attempts refused: failed publickey for \"u\": key SHA256:"));
+    assert_eq!(
+        lines[0].matches("is not in authorized_keys").count(),
+        3,
         "{log}"
     );
-    assert!(!log.contains('\x1b'));
+    assert!(lines[1].ends_with(
+        "3 login attempts refused: invalid user \"root\" (serve accepts only tester, u; see --user) (3 times)"
+    ), "{log}");
+}
+
+/// The server log once it mentions `what` (the line is written as the connection ends).
+fn wait_for_log(serve: &Serve, what: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !serve.log().contains(what) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    serve.log()
 }
 
 #[test]

@@ -173,14 +173,18 @@ fn rekey_queue_of_a_silent_peer_is_bounded() {
     )
     .unwrap();
     // Past the 64 KiB limit: the server starts a rekey before reading the next message.
+    // (Packets before login are at most 35,000 bytes.)
     let mut w = Writer::new();
-    w.u8(n::IGNORE).string(&[0u8; 100_000]);
-    t.send(&w.into_bytes()).unwrap();
+    w.u8(n::IGNORE).string(&[0u8; 30_000]);
+    let ignore = w.into_bytes();
+    for _ in 0..3 {
+        t.send(&ignore).unwrap();
+    }
     let mut w = Writer::new();
-    w.u8(n::SERVICE_REQUEST).string(&[b'x'; 200_000]);
+    w.u8(n::SERVICE_REQUEST).string(&[b'x'; 30_000]);
     let flood = w.into_bytes();
     // 16 MiB: more than any limit, far less than the 122 MB the report needed.
-    for _ in 0..80 {
+    for _ in 0..530 {
         if t.send(&flood).is_err() {
             break;
         }
@@ -191,6 +195,117 @@ fn rekey_queue_of_a_silent_peer_is_bounded() {
     );
     let log = wait_log(&s, "without answering our KEXINIT", 5);
     assert!(log.contains("without answering our KEXINIT"), "{log}");
+    s.still_serves();
+}
+
+/// A KEXINIT whose key exchange list is `junk` one-character names and then the methods
+/// serve offers, with the ciphers and MACs a client would send.
+fn kexinit_with_junk(junk: usize) -> Vec<u8> {
+    let kex = vec!["x"; junk].join(",") + ",curve25519-sha256,kex-strict-c-v00@openssh.com";
+    let mut w = Writer::new();
+    w.u8(n::KEXINIT).raw(&[7; 16]).string(kex.as_bytes());
+    for list in [
+        "ssh-ed25519",
+        "aes128-ctr",
+        "aes128-ctr",
+        "hmac-sha2-256",
+        "hmac-sha2-256",
+        "none",
+        "none",
+        "",
+        "",
+    ] {
+        w.string(list.as_bytes());
+    }
+    w.bool(false).u32(0);
+    w.into_bytes()
+}
+
+/// Reads packets until one numbered `want` or a DISCONNECT; returns (number, reason if any).
+fn until(r: &mut std::io::BufReader<TcpStream>, want: u8) -> (u8, Option<u32>) {
+    loop {
+        let p = sshtune::wire::plain::read_packet(r).expect("a packet before the close");
+        match p[0] {
+            n::DISCONNECT => return (p[0], Some(u32::from_be_bytes([p[1], p[2], p[3], p[4]]))),
+            m if m == want => return (m, None),
+            _ => {}
+        }
+    }
+}
+
+/// Regression: one 256 KiB KEXINIT of ~130,000 one-character names raised serve's RSS by
+/// 15 MB (every name its own allocation, the KEXINIT decoded twice). Before login a packet is
+/// now at most 35,000 bytes, and the lists in it are read in place: 17,000 names still
+/// negotiate, 130,000 are refused at the packet layer.
+#[test]
+fn hostile_name_lists_are_bounded_before_login() {
+    let _lock = support::shared();
+    let s = start_serve(&[]);
+    let (mut c, mut r) = s.raw();
+    c.write_all(b"SSH-2.0-hostile\r\n").unwrap();
+    let big = kexinit_with_junk(130_000);
+    assert!(big.len() > 256_000);
+    sshtune::wire::plain::write_packet(&mut c, &big).unwrap();
+    assert_eq!(until(&mut r, n::KEX_ECDH_REPLY), (n::DISCONNECT, Some(2)));
+
+    let (mut c, mut r) = s.raw();
+    c.write_all(b"SSH-2.0-hostile\r\n").unwrap();
+    let most = kexinit_with_junk(17_000);
+    assert!(
+        most.len() > 34_000 && most.len() < 35_000 - 16,
+        "{}",
+        most.len()
+    );
+    sshtune::wire::plain::write_packet(&mut c, &most).unwrap();
+    let mut basepoint = [0u8; 32];
+    basepoint[0] = 9;
+    let mut w = Writer::new();
+    w.u8(n::KEX_ECDH_INIT).string(&basepoint);
+    sshtune::wire::plain::write_packet(&mut c, &w.into_bytes()).unwrap();
+    assert_eq!(until(&mut r, n::KEX_ECDH_REPLY), (n::KEX_ECDH_REPLY, None));
+    let log = wait_log(&s, "over the limit", 5);
+    assert!(log.contains("over the limit"), "{log}");
+    s.still_serves();
+}
+
+/// Each key exchange costs the server a key agreement and a signature: before login a client
+/// gets one re-exchange after the first, and is disconnected at the next.
+#[test]
+fn key_exchanges_before_login_are_capped() {
+    let _lock = support::shared();
+    let s = start_serve(&[]);
+    let stream = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    // Rekeying after every block: each send after the first starts a re-exchange.
+    let opts = sshtune::transport::conn::Options {
+        rekey_bytes: Some(1),
+        ..Default::default()
+    };
+    let mut t = Transport::handshake(
+        stream,
+        Role::Client(Box::new(|_| Ok(()))),
+        sshtune::transport::kex::Preferences::recommended(),
+        opts,
+    )
+    .unwrap();
+    let ignore = [n::IGNORE, 0, 0, 0, 0];
+    t.send(&ignore).unwrap();
+    t.send(&ignore).unwrap();
+    assert_eq!(t.rekeys, 1);
+    match t.send(&ignore) {
+        Err(sshtune::transport::Error::PeerDisconnected { code, text }) => {
+            assert_eq!(code, 2);
+            assert!(text.contains("before authentication"), "{text}");
+        }
+        other => panic!("expected a DISCONNECT, got {other:?}"),
+    }
+    let log = wait_log(&s, "key re-exchange", 5);
+    assert!(
+        log.contains("more than 1 key re-exchange before authentication"),
+        "{log}"
+    );
     s.still_serves();
 }
 
@@ -253,6 +368,32 @@ fn client_that_stops_reading_is_dropped() {
     assert!(log.contains("(idle timeout)"), "{log}");
     drop(e);
     s.still_serves();
+}
+
+/// Regression: the raw-TCP data port had no write timeout, so a client that sent the token
+/// and stopped reading held a thread and the only session slot for good. It is dropped after
+/// the idle timeout, and the slot is free again while the client still holds its sockets.
+#[test]
+fn tcp_ceiling_reader_that_stops_reading_is_dropped() {
+    let _lock = support::shared();
+    let s = start_serve(&["--idle-timeout", "1", "--max-sessions", "1"]);
+    let cfg = client_cfg(&s);
+    let t = connect("127.0.0.1", s.port, &cfg).unwrap();
+    let mut e = Exec::start(t, "tcp-ceiling 4G", cfg.window, cfg.packet_size).unwrap();
+    let line = e.read_line().unwrap().unwrap();
+    let field = |name: &str| {
+        line.split_whitespace()
+            .find_map(|t| t.strip_prefix(name))
+            .unwrap()
+            .to_string()
+    };
+    let port: u16 = field("port=").parse().unwrap();
+    let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    data.write_all(field("token=").as_bytes()).unwrap();
+    let log = wait_log(&s, "(idle timeout)", 20);
+    assert!(log.contains("(idle timeout)"), "{log}");
+    s.still_serves();
+    drop((e, data));
 }
 
 /// Peer strings in the log go through the sanitiser: a terminal escape in the exec command
