@@ -9,6 +9,7 @@ mod bench_cli;
 mod config_cmd;
 mod config_list_prop;
 mod config_parser;
+mod faults_mid_run;
 mod fleet_ansible;
 mod interop_asyncssh;
 mod interop_dropbear;
