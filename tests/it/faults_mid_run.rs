@@ -209,7 +209,7 @@ fn served_connections(port: u16) -> Vec<(u16, u64)> {
 fn native_engine_serve_connection_killed_mid_sample_fails_that_row_only() {
     let _one = support::exclusive();
     let serve = support::native::start_serve(&[]);
-    let child = bench_two_rows(&serve.target(), "native");
+    let mut child = bench_two_rows(&serve.target(), "native");
     let deadline = Instant::now() + Duration::from_secs(60);
     let peer = loop {
         if let Some(&(p, _)) = served_connections(serve.port)
@@ -218,7 +218,14 @@ fn native_engine_serve_connection_killed_mid_sample_fails_that_row_only() {
         {
             break p;
         }
-        assert!(Instant::now() < deadline, "the first sample never started");
+        if Instant::now() >= deadline || child.try_wait().unwrap().is_some() {
+            let o = wait_bounded(child, Duration::from_secs(1), "bench");
+            panic!(
+                "the first sample never started: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+        }
         std::thread::sleep(Duration::from_millis(10));
     };
     let st = Command::new("ss")
