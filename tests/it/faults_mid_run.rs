@@ -66,14 +66,23 @@ fn kill_session_of(sink: u32, listener: u32) -> Vec<u32> {
     sshd
 }
 
+/// The ciphers of the rows broken and measured against sshd, and against serve (whose MACs
+/// are not the ones a CTR row would pick, so AEAD ciphers there).
+const SSHD_ROWS: [&str; 2] = ["aes128-ctr", "aes256-ctr"];
+const SERVE_ROWS: [&str; 2] = ["aes128-gcm@openssh.com", "chacha20-poly1305@openssh.com"];
+
 /// `sshtune bench DEST --engine ENGINE` measuring two ciphers' uploads of `SIZE`, one sample
 /// each, JSON on stdout.
-fn bench_two_rows(target: &sshtune::target::SshTarget, engine: &str) -> std::process::Child {
+fn bench_two_rows(
+    target: &sshtune::target::SshTarget,
+    engine: &str,
+    rows: [&str; 2],
+) -> std::process::Child {
     sshtune()
         .arg("bench")
         .args(&target.options)
         .arg(&target.destination)
-        .args(["--engine", engine, "--ciphers", "aes128-ctr,aes256-ctr"])
+        .args(["--engine", engine, "--ciphers", &rows.join(",")])
         .args(["--direction", "upload", "--size", "700M", "--repeat", "1"])
         .args(["--warmup", "0", "--no-ceiling", "-q", "--format", "json"])
         .stdout(Stdio::piped())
@@ -87,7 +96,7 @@ const SIZE: u64 = 700 << 20;
 /// The run of `bench_two_rows` whose first row's connection was broken: that row names the lost
 /// connection in one line, the other is measured, and the run ends as a run with a failed row
 /// does (status 0, the row carries the error).
-fn first_row_lost_second_measured(child: std::process::Child, engine: &str) {
+fn first_row_lost_second_measured(child: std::process::Child, engine: &str, rows: [&str; 2]) {
     let o = wait_bounded(child, Duration::from_secs(120), "bench");
     let err = stderr(&o);
     assert!(!err.contains("panicked"), "{err}");
@@ -102,13 +111,13 @@ fn first_row_lost_second_measured(child: std::process::Child, engine: &str) {
             .unwrap_or_else(|| panic!("no {c} row: {v}"))
             .clone()
     };
-    let lost = row("aes128-ctr");
+    let lost = row(rows[0]);
     let why = lost["error"].as_str().unwrap_or_else(|| panic!("{lost}"));
     eprintln!("{engine}: the broken row says {why:?}");
     assert_eq!(why.lines().count(), 1, "{why}");
     assert!(why.contains("connection lost"), "{why}");
     assert!(lost["median_mib_s"].is_null(), "{lost}");
-    let measured = row("aes256-ctr");
+    let measured = row(rows[1]);
     assert!(measured["error"].is_null(), "{measured}");
     assert!(measured["median_mib_s"].as_f64().unwrap() > 0.0);
 }
@@ -147,14 +156,14 @@ fn session_killed_mid_sample(engine: &str) {
     let _one = support::exclusive();
     let server = EmbeddedSshd::start("").unwrap();
     let listener = procs::sshd_listener(server.dir());
-    let child = bench_two_rows(&server.target, engine);
+    let child = bench_two_rows(&server.target, engine, SSHD_ROWS);
     // The sink of a timed upload: the framed session's `head -c SIZE`, or one transfer's `wc -c`.
     let sink = procs::wait_for_descendant(listener, Duration::from_secs(60), |c| {
         c == ["wc", "-c"] || c == ["head", "-c", &SIZE.to_string()]
     })
     .expect("the first sample started");
     let killed = kill_session_of(sink, listener);
-    first_row_lost_second_measured(child, engine);
+    first_row_lost_second_measured(child, engine, SSHD_ROWS);
     let left = descendants_settle(listener, Duration::from_secs(5));
     assert!(
         left.is_empty(),
@@ -209,7 +218,7 @@ fn served_connections(port: u16) -> Vec<(u16, u64)> {
 fn native_engine_serve_connection_killed_mid_sample_fails_that_row_only() {
     let _one = support::exclusive();
     let serve = support::native::start_serve(&[]);
-    let mut child = bench_two_rows(&serve.target(), "native");
+    let mut child = bench_two_rows(&serve.target(), "native", SERVE_ROWS);
     let deadline = Instant::now() + Duration::from_secs(60);
     let peer = loop {
         if let Some(&(p, _)) = served_connections(serve.port)
@@ -235,7 +244,7 @@ fn native_engine_serve_connection_killed_mid_sample_fails_that_row_only() {
         .status()
         .unwrap();
     assert!(st.success(), "ss -K");
-    first_row_lost_second_measured(child, "native (serve)");
+    first_row_lost_second_measured(child, "native (serve)", SERVE_ROWS);
     assert!(serve.child_alive());
     let deadline = Instant::now() + Duration::from_secs(5);
     while !served_connections(serve.port).is_empty() {
