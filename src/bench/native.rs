@@ -18,9 +18,18 @@ use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
 use crate::transport::conn::Transport;
 use crate::transport::kex::Preferences;
 use crate::transport::known_hosts::Policy;
+use crate::transport::stream::Stream;
 use crate::transport::Error;
 use anyhow::anyhow;
-use std::time::Instant;
+use std::io::ErrorKind;
+use std::time::{Duration, Instant};
+
+/// How long a logged-in connection may give nothing (no byte from the server, none of ours
+/// accepted) before it counts as lost. The openssh engine's `ssh` gives up after 15–20 s of
+/// silence (`ServerAliveInterval=5`, `ServerAliveCountMax=3`, `target.rs`); without a bound
+/// a link that drops for good held a native upload in `write` until TCP's own retries ran out
+/// (over 200 s seen, ~15 min by the kernel's default).
+pub const STALL: Duration = Duration::from_secs(20);
 
 /// What runs on the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,15 +83,21 @@ impl Native {
         }
     }
 
-    /// One logged-in connection, through the proxy when there is one.
+    /// One logged-in connection, through the proxy when there is one, its stalls bounded by
+    /// `STALL` (a proxy's writes are bounded by that `ssh`'s own keepalive).
     fn connect(&self, cfg: &ClientConfig) -> Result<Transport, Error> {
-        match &self.proxy {
-            None => connect_with(&self.host, self.port, cfg, &self.host_keys),
+        let t = match &self.proxy {
+            None => connect_with(&self.host, self.port, cfg, &self.host_keys)?,
             Some(p) => {
                 let stream = p.connect().map_err(|e| Error::protocol(format!("{e:#}")))?;
-                connect_over(stream, &self.host, self.port, cfg, &self.host_keys)
+                connect_over(stream, &self.host, self.port, cfg, &self.host_keys)?
             }
+        };
+        t.stream().set_read_timeout(Some(STALL))?;
+        if let Stream::Tcp(s) = t.stream() {
+            s.set_write_timeout(Some(STALL))?;
         }
+        Ok(t)
     }
 
     fn command(&self, job: &Job) -> String {
@@ -195,11 +210,46 @@ fn classify(e: Error) -> TransferError {
             "{what} not offered by the server (it offers {theirs})"
         )),
         e @ (Error::HostKey(_) | Error::Auth(_)) => TransferError::Fatal(anyhow!(e)),
-        Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+        Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
             TransferError::Fatal(anyhow!("connection refused: {io}"))
         }
-        other => TransferError::Failed(other.to_string()),
+        other => lost(other),
     }
+}
+
+/// A new connection that could not be made: a server that cannot be reached ends the run, as
+/// the openssh engine's does (no later row could reach it either).
+fn connect_failed(e: Error, host: &str, port: u16) -> TransferError {
+    match e {
+        Error::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            TransferError::Fatal(anyhow!("{host}:{port} is unreachable: no answer in time"))
+        }
+        Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable
+            ) =>
+        {
+            TransferError::Fatal(anyhow!("{host}:{port} is unreachable: {io}"))
+        }
+        other => classify(other),
+    }
+}
+
+/// A connection that broke while in use, named in one line as the openssh engine names it.
+fn lost(e: Error) -> TransferError {
+    TransferError::Failed(match e {
+        Error::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+            format!(
+                "connection lost: no progress for {} s (the link or the server stopped \
+                 answering)",
+                STALL.as_secs()
+            )
+        }
+        Error::Io(io) => format!("connection lost: {io}"),
+        e @ (Error::Closed | Error::PeerDisconnected { .. }) => format!("connection lost: {e}"),
+        other => format!("transfer failed: {other}"),
+    })
 }
 
 /// Our client's channel as a data pipe. Client CPU is this thread's plus its keystream
@@ -266,11 +316,12 @@ impl Executor for Native {
         let mut e = match reused {
             Some(e) => e,
             None => {
-                let t = self.connect(&cfg).map_err(classify)?;
+                let t = self
+                    .connect(&cfg)
+                    .map_err(|e| connect_failed(e, &self.host, self.port))?;
                 Exec::start(t, &command, cfg.window, cfg.packet_size).map_err(classify)?
             }
         };
-        let lost = |e: Error| TransferError::Failed(format!("transfer failed: {e}"));
         let sample = transfer::drive(&mut ChannelPipe(&mut e), job, &self.payload).map_err(
             |step| match step {
                 Step::NotReady(Some(err)) => classify(err),

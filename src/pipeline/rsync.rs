@@ -195,7 +195,8 @@ pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> RunError {
     }
     if has("No space left on device") || has("Disk quota exceeded") {
         return fatal(format!(
-            "the destination filesystem on {dest} is full (rsync: No space left on device)"
+            "no space left on the destination {dest}: its filesystem filled up during the run \
+             (rsync: No space left on device)"
         ));
     }
     if has("Read-only file system") {
@@ -289,7 +290,7 @@ mod tests {
             Some(11),
             "h"
         ))
-        .contains("full"));
+        .contains("no space left on the destination"));
         assert!(fatal(classify("bash: line 1: /nope/rsync: No such file or directory\nrsync: connection unexpectedly closed (0 bytes received so far) [sender]\nrsync error: error in rsync protocol data stream (code 12)", Some(12), "h")).contains("missing"));
         assert!(fatal(classify("client_loop: send disconnect: Broken pipe\nrsync: connection unexpectedly closed (1 bytes received so far) [sender]", Some(12), "h")).contains("lost"));
         assert!(matches!(

@@ -113,7 +113,7 @@ pub fn disk_only(
             }
             _ => {
                 let why = if tail.contains("No space") {
-                    "the destination filesystem is full".to_string()
+                    "no space left on the destination".to_string()
                 } else {
                     format!("dd failed: {}", tail.trim())
                 };

@@ -66,6 +66,7 @@ mod report {
 /// bench must reach in them; most need root and measure.
 mod scenario {
     mod cpu;
+    mod faults_mid_run;
     mod fleet_ansible;
     mod jump_host;
     mod loopback;

@@ -111,5 +111,6 @@ pub mod bare;
 pub mod cgroup;
 pub mod netns;
 pub mod pipeline;
+pub mod procs;
 pub mod scenario;
 pub mod vm;
