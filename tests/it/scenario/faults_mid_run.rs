@@ -272,12 +272,7 @@ fn sshd_across(link: &support::netns::NetnsLink) -> EmbeddedSshd {
 /// `sshtune ARGS…` run inside the client namespace.
 fn sshtune_in(link: &support::netns::NetnsLink) -> Command {
     let mut cmd = Command::new("ip");
-    cmd.args([
-        "netns",
-        "exec",
-        &link.client_ns,
-        support::SSHTUNE,
-    ]);
+    cmd.args(["netns", "exec", &link.client_ns, support::SSHTUNE]);
     cmd
 }
 
