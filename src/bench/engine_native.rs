@@ -14,7 +14,6 @@ use super::remote;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
 use crate::serve::embedded::EmbeddedNative;
-use crate::sysinfo;
 use crate::target::Resolved;
 use crate::transport::client::ClientConfig;
 use crate::transport::conn::{self, Options as ConnOptions};
@@ -129,11 +128,7 @@ impl Engine for NativeEngine {
             strict_kex: Some(true),
             offered_ciphers: self.offered.clone(),
             offered_macs: Preferences::from_catalog(true).macs,
-            machine: sysinfo::MachineInfo {
-                cpu_model: info.get("cpu"),
-                cores: info.get("cores").and_then(|c| c.parse().ok()),
-                kernel: info.get("kernel"),
-            },
+            machine: remote::machine(&info),
             cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
             same_machine: None,
         };

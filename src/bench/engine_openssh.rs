@@ -128,11 +128,7 @@ impl Engine for OpenSshEngine {
             strict_kex: Some(offer.strict_kex),
             offered_ciphers: offer.ciphers(),
             offered_macs: offer.macs(),
-            machine: sysinfo::MachineInfo {
-                cpu_model: info.get("cpu"),
-                cores: info.get("cores").and_then(|c| c.parse().ok()),
-                kernel: info.get("kernel"),
-            },
+            machine: remote::machine(&info),
             cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
             same_machine,
         };

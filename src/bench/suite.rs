@@ -238,6 +238,8 @@ fn fill_in(mut lead: Facts, later: &Facts) -> Facts {
     m.cpu_model = m.cpu_model.take().or_else(|| l.cpu_model.clone());
     m.cores = m.cores.or(l.cores);
     m.kernel = m.kernel.take().or_else(|| l.kernel.clone());
+    m.arch = m.arch.take().or_else(|| l.arch.clone());
+    m.cpu_features = m.cpu_features.take().or_else(|| l.cpu_features.clone());
     lead.server.cpu_quota_cores = lead.server.cpu_quota_cores.or(later.server.cpu_quota_cores);
     lead
 }

@@ -45,6 +45,7 @@ pub fn report(m: Measured) -> PipelineReport {
     if same_machine {
         warnings.push("client and server share this machine's CPUs and disk: good for ranking, not for absolute figures of a remote link".into());
     }
+    let (client, server) = (crate::sysinfo::local(), m.facts.machine.clone());
     let storage = m.facts.storage;
     if storage
         .fstype
@@ -68,6 +69,8 @@ pub fn report(m: Measured) -> PipelineReport {
         destination: end.describe(),
         embedded: end.embedded,
         same_machine,
+        client,
+        server,
         remote_dir: m.run_dir,
         keep: opts.keep,
         dataset: DatasetInfo {

@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod html;
 mod json;
 pub mod load;
+pub mod machine;
 mod markdown;
 pub mod outputs;
 pub mod pipeline;
