@@ -144,6 +144,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             facts.server.cpu_quota_cores,
         );
     }
+    let client_machine = sysinfo::local();
+    super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
     // of all its samples together.
@@ -178,7 +180,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         embedded: opts.target.is_none(),
         client: ClientInfo {
             ssh_version: facts.client_version,
-            machine: sysinfo::local(),
+            machine: client_machine,
             cpu_quota_cores: client_quota,
         },
         server: facts.server,

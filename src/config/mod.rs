@@ -4,7 +4,7 @@
 //! renders the sshd drop-in, the client `Host` block and the rsync command (`reach` keeps the
 //! bench's port, user and identity in the last two), `sshd` runs the
 //! real `sshd -t` / `sshd -T`, and `apply` installs a drop-in without ever leaving a config
-//! sshd rejects.
+//! sshd rejects; `why` says why the first cipher is first on this pair of machines.
 
 pub mod apply;
 pub mod emit;
@@ -12,3 +12,4 @@ pub mod engine;
 pub mod policy;
 pub mod reach;
 pub mod sshd;
+pub mod why;
