@@ -10,6 +10,7 @@ mod config_cmd;
 mod config_list_prop;
 mod config_parser;
 mod fleet_ansible;
+mod forwarded_server;
 mod interop_asyncssh;
 mod interop_dropbear;
 mod interop_openssh;
