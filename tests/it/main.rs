@@ -6,6 +6,7 @@
 mod support;
 
 mod bench_cli;
+mod board_vm;
 mod config_cmd;
 mod config_list_prop;
 mod config_parser;
