@@ -1,16 +1,103 @@
-//! Facts about the local machine that belong next to every measurement.
+//! Facts about the local machine that belong next to every measurement: the CPU, its cores,
+//! the kernel, and the CPU features the SSH ciphers depend on (`crypto_features`), which decide
+//! whether AES runs in hardware or in software there.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MachineInfo {
     pub cpu_model: Option<String>,
     pub cores: Option<u32>,
     pub kernel: Option<String>,
+    /// `uname -m`: `x86_64`, `aarch64`, ... Null when unknown (and in older reports).
+    #[serde(default)]
+    pub arch: Option<String>,
+    /// The crypto features of `CRYPTO_FEATURES` for `arch`, each present or not; empty for an
+    /// architecture none are known for; null when the CPU's flags cannot be read (and in
+    /// older reports).
+    #[serde(default)]
+    pub cpu_features: Option<BTreeMap<String, bool>>,
+}
+
+/// The CPU features the SSH ciphers' fast paths depend on, per architecture, as the kernel
+/// names them in `/proc/cpuinfo` (`flags` on x86, `Features` on ARM): AES rounds and the
+/// carry-less multiply GCM's GHASH uses (x86 `aes`/`pclmulqdq`, their 256-bit forms `vaes`/
+/// `vpclmulqdq`; ARMv8 `aes`/`pmull`), the vector units ChaCha20 runs on (`avx2`, `ssse3`,
+/// which also carries the constant-time vector-permute AES libcrypto uses without `aes`),
+/// and SHA-256 (`sha_ni`, `sha2`) for the hmac-sha2 MACs. 32-bit ARM kernels on ARMv8
+/// cores report the same names.
+pub const CRYPTO_FEATURES: &[(&str, &[&str])] = &[
+    (
+        "x86",
+        &[
+            "aes",
+            "pclmulqdq",
+            "vaes",
+            "vpclmulqdq",
+            "avx2",
+            "sha_ni",
+            "ssse3",
+        ],
+    ),
+    ("arm", &["aes", "pmull", "sha2"]),
+];
+
+/// The family of `CRYPTO_FEATURES` an architecture belongs to, None for one none are known for.
+fn family(arch: &str) -> Option<&'static [&'static str]> {
+    let key = match arch {
+        "x86_64" | "amd64" | "i386" | "i486" | "i586" | "i686" | "x86" => "x86",
+        a if a == "aarch64" || a == "arm64" || a.starts_with("arm") => "arm",
+        _ => return None,
+    };
+    CRYPTO_FEATURES
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, f)| *f)
+}
+
+/// Which of the known crypto features `flags` (the whitespace-separated `flags`/`Features`
+/// list) has, for `arch`: None when the architecture is unknown, or is one with known
+/// features but no flags were read; an empty map for an architecture none are known for.
+pub fn crypto_features(arch: Option<&str>, flags: &str) -> Option<BTreeMap<String, bool>> {
+    let arch = arch.filter(|a| !a.trim().is_empty())?;
+    let Some(known) = family(arch.trim()) else {
+        return Some(BTreeMap::new());
+    };
+    let have: Vec<&str> = flags.split_whitespace().collect();
+    (!have.is_empty()).then(|| {
+        known
+            .iter()
+            .map(|f| (f.to_string(), have.contains(f)))
+            .collect()
+    })
+}
+
+impl MachineInfo {
+    /// Whether the CPU has AES instructions: None when its features are unknown, or when its
+    /// architecture has none this catalog knows of.
+    pub fn has_aes(&self) -> Option<bool> {
+        self.cpu_features.as_ref()?.get("aes").copied()
+    }
+
+    /// The known crypto features in catalog order, each with whether it is present.
+    pub fn features_in_order(&self) -> Vec<(&'static str, bool)> {
+        let (Some(arch), Some(have)) = (self.arch.as_deref(), &self.cpu_features) else {
+            return Vec::new();
+        };
+        family(arch)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| Some((*f, *have.get(*f)?)))
+            .collect()
+    }
 }
 
 pub fn local() -> MachineInfo {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let arch = nix::sys::utsname::uname()
+        .ok()
+        .map(|u| u.machine().to_string_lossy().into_owned());
     MachineInfo {
         cpu_model: cpu_model(&cpuinfo),
         cores: std::thread::available_parallelism()
@@ -19,6 +106,8 @@ pub fn local() -> MachineInfo {
         kernel: nix::sys::utsname::uname()
             .ok()
             .map(|u| u.release().to_string_lossy().into_owned()),
+        cpu_features: crypto_features(arch.as_deref(), &cpu_flags(&cpuinfo)),
+        arch,
     }
 }
 
@@ -32,6 +121,28 @@ pub fn cpu_model(cpuinfo: &str) -> Option<String> {
                 (k.trim() == *key && !v.trim().is_empty()).then(|| v.trim().to_string())
             })
         })
+}
+
+/// The first `flags` (x86) or `Features` (ARM) line of `/proc/cpuinfo`, empty when none.
+pub fn cpu_flags(cpuinfo: &str) -> String {
+    cpuinfo
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            matches!(k.trim(), "flags" | "Features").then(|| v.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+/// This kernel's boot id, None when unreadable: one boot id is one running kernel and so one
+/// set of CPUs, whatever address reaches it (containers and network namespaces share it, a
+/// VM or a board behind a port forward does not). Machine ids are no substitute: a VM that
+/// boots the host's root filesystem has the host's.
+pub fn boot_id() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// CPU seconds (user + system) a process has used so far, from `/proc/PID/stat`.
@@ -108,6 +219,39 @@ mod tests {
             x = x.wrapping_add(std::hint::black_box(1));
         }
         assert!(x > 0 && thread_cpu_seconds().unwrap() >= a.seconds());
+    }
+
+    #[test]
+    fn crypto_features_per_architecture() {
+        let x86 = "fpu sse2 pclmulqdq ssse3 avx2 sha_ni";
+        let f = crypto_features(Some("x86_64"), x86).unwrap();
+        assert_eq!(f.get("aes"), Some(&false));
+        assert_eq!(f.get("pclmulqdq"), Some(&true));
+        assert_eq!(f.len(), 7);
+        let m = MachineInfo {
+            arch: Some("x86_64".into()),
+            cpu_features: Some(f),
+            ..MachineInfo::default()
+        };
+        assert_eq!(m.has_aes(), Some(false));
+        assert_eq!(m.features_in_order()[0], ("aes", false));
+        // A Cortex-A72 (Raspberry Pi 4) lists no aes/pmull; an A55 with the extensions does.
+        let pi = crypto_features(Some("aarch64"), "fp asimd evtstrm crc32 cpuid").unwrap();
+        assert_eq!(pi.values().filter(|v| **v).count(), 0);
+        let a55 = crypto_features(Some("aarch64"), "fp asimd aes pmull sha1 sha2").unwrap();
+        assert!(a55.values().all(|v| *v));
+        // Known architecture, flags unreadable: unknown, not "none".
+        assert_eq!(crypto_features(Some("x86_64"), ""), None);
+        assert_eq!(crypto_features(None, x86), None);
+        // No features known for the architecture: an empty map.
+        assert_eq!(
+            crypto_features(Some("riscv64"), "rv64imafdc"),
+            Some(BTreeMap::new())
+        );
+        assert_eq!(
+            cpu_flags("processor: 0\nFeatures\t: fp aes\n").as_str(),
+            "fp aes"
+        );
     }
 
     #[test]

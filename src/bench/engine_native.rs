@@ -4,7 +4,7 @@
 //! can measure itself. Transfers are `Native`'s; no ssh, sshd or OpenSSH probe is needed.
 
 use super::ceiling::step;
-use super::engine_openssh::{is_loopback, pairs, SHARED_CPUS};
+use super::engine_openssh::{is_loopback, pairs, Reach, FORWARDED, SHARED_CPUS};
 use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
 use super::model::EngineKind;
 use super::model::{Ceiling, ServerInfo};
@@ -14,7 +14,6 @@ use super::remote;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
 use crate::serve::embedded::EmbeddedNative;
-use crate::sysinfo;
 use crate::target::Resolved;
 use crate::transport::client::ClientConfig;
 use crate::transport::conn::{self, Options as ConnOptions};
@@ -33,6 +32,8 @@ pub struct NativeEngine {
     window: u32,
     /// Kept alive while the engine is used; dropping it stops the in-process server.
     embedded: Option<EmbeddedNative>,
+    /// The server is another machine behind a loopback address (`Reach::Forwarded`).
+    forwarded: bool,
 }
 
 impl NativeEngine {
@@ -60,6 +61,7 @@ impl NativeEngine {
                 offered: Preferences::from_catalog(true).ciphers,
                 window,
                 embedded: Some(server),
+                forwarded: false,
             });
         };
         let resolved = target.resolve()?;
@@ -91,6 +93,7 @@ impl NativeEngine {
             offered: offer.ciphers(),
             window,
             embedded: None,
+            forwarded: false,
         })
     }
 }
@@ -119,7 +122,16 @@ impl Engine for NativeEngine {
         let mut warnings = Vec::new();
         // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
         let embedded = self.embedded.is_some();
-        let loopback = embedded || (self.exec.proxy.is_none() && is_loopback(&self.exec.host));
+        let same_boot = remote::same_boot(&info);
+        let reach = match embedded {
+            true => Reach::Loopback,
+            false => Reach::of(
+                self.exec.proxy.is_none() && is_loopback(&self.exec.host),
+                same_boot,
+            ),
+        };
+        let loopback = reach == Reach::Loopback;
+        self.forwarded = reach == Reach::Forwarded;
         if loopback {
             warnings.push(SHARED_CPUS.into());
         }
@@ -129,13 +141,9 @@ impl Engine for NativeEngine {
             strict_kex: Some(true),
             offered_ciphers: self.offered.clone(),
             offered_macs: Preferences::from_catalog(true).macs,
-            machine: sysinfo::MachineInfo {
-                cpu_model: info.get("cpu"),
-                cores: info.get("cores").and_then(|c| c.parse().ok()),
-                kernel: info.get("kernel"),
-            },
+            machine: remote::machine(&info),
             cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
-            same_machine: None,
+            same_machine: reach.same_machine(same_boot),
         };
         Ok(Facts {
             host_label: match &opts.target {
@@ -146,6 +154,7 @@ impl Engine for NativeEngine {
             client_version: Some(conn::OUR_IDENT.to_string()),
             info,
             loopback,
+            forwarded: self.forwarded,
             // The native engine measures no RTT of its own.
             infers_path: false,
             rtt: None,
@@ -189,6 +198,9 @@ impl Engine for NativeEngine {
     ) -> Result<Option<Ceiling>> {
         let ceiling = if self.embedded.is_some() {
             (!opts.no_ceiling).then(step::loopback).transpose()?
+        } else if self.forwarded {
+            warnings.push(FORWARDED.into());
+            return Ok(None);
         } else if self.exec.proxy.is_none() && self.exec.peer == Peer::Sshtune && !opts.no_ceiling {
             // A remote `sshtune serve` measures the raw-TCP ceiling itself (median of three).
             let mut v: Vec<f64> = (0..3)

@@ -97,22 +97,17 @@ impl Engine for OpenSshEngine {
         let info = self.exec.preflight()?;
         self.exec.reuse = info.get("exact_head").as_deref() == Some("yes");
         process::check_interrupted()?;
-        let loopback = !self.proxied && is_loopback(&self.resolved.hostname);
+        let reach = Reach::of(
+            !self.proxied && is_loopback(&self.resolved.hostname),
+            remote::same_boot(&info),
+        );
+        let loopback = reach == Reach::Loopback;
         // The path's RTT and our address on it, from connects to the ssh port (not over
-        // loopback).
-        let rtt = (!loopback && !self.proxied)
+        // loopback, and not through a forward, where a connect reaches the forwarder only).
+        let rtt = (reach == Reach::Direct && !self.proxied)
             .then(|| ceiling::rtt::connect_rtt(&self.resolved.hostname, self.resolved.port, 3))
             .flatten();
-        // One machine when the kernel's boot id matches ours (network namespaces and
-        // containers included), or over loopback.
-        let local_boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
-            .ok()
-            .map(|s| s.trim().to_string());
-        let same_machine = match (info.get("boot_id"), local_boot) {
-            _ if loopback => Some(true),
-            (Some(a), Some(b)) => Some(a == b),
-            _ => None,
-        };
+        let same_machine = reach.same_machine(remote::same_boot(&info));
         let mut warnings = Vec::new();
         if loopback {
             warnings.push(SHARED_CPUS.into());
@@ -128,11 +123,7 @@ impl Engine for OpenSshEngine {
             strict_kex: Some(offer.strict_kex),
             offered_ciphers: offer.ciphers(),
             offered_macs: offer.macs(),
-            machine: sysinfo::MachineInfo {
-                cpu_model: info.get("cpu"),
-                cores: info.get("cores").and_then(|c| c.parse().ok()),
-                kernel: info.get("kernel"),
-            },
+            machine: remote::machine(&info),
             cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
             same_machine,
         };
@@ -146,6 +137,7 @@ impl Engine for OpenSshEngine {
             client_version: ssh_version().ok(),
             info,
             loopback,
+            forwarded: reach == Reach::Forwarded,
             infers_path: !loopback,
             rtt,
             tick_cpu: true,
@@ -208,6 +200,10 @@ impl Engine for OpenSshEngine {
             );
             return Ok(None);
         }
+        if facts.forwarded {
+            warnings.push(FORWARDED.into());
+            return Ok(None);
+        }
         let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
         step::remote(
             opts.no_ceiling,
@@ -251,6 +247,44 @@ pub fn pairs(
     out
 }
 
+/// How the server is reached, told apart by what it is (its kernel's boot id) rather than by
+/// its address: a loopback address that leads to another kernel is a port forward or a tunnel
+/// (`127.0.0.1:2222` → a board or a VM), not this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// This machine's own loopback, to a server on this kernel (or one whose boot id cannot
+    /// be read).
+    Loopback,
+    /// A loopback address whose server runs another kernel.
+    Forwarded,
+    /// Any other address.
+    Direct,
+}
+
+impl Reach {
+    /// `loopback_address`: a loopback address reached without a proxy; `same_boot`: the
+    /// server's boot id against ours (None: either cannot be read).
+    pub(crate) fn of(loopback_address: bool, same_boot: Option<bool>) -> Self {
+        match (loopback_address, same_boot) {
+            (true, Some(false)) => Reach::Forwarded,
+            (true, _) => Reach::Loopback,
+            (false, _) => Reach::Direct,
+        }
+    }
+
+    /// Whether both ends share this machine's CPUs: the boot ids decide where both could be
+    /// read, else a loopback address does.
+    pub(crate) fn same_machine(self, same_boot: Option<bool>) -> Option<bool> {
+        same_boot.or((self == Reach::Loopback).then_some(true))
+    }
+}
+
+/// The warning for a server behind a port forward: nothing can be measured on the path
+/// itself.
+pub const FORWARDED: &str = "the server is reached through a port forward or tunnel (a \
+    loopback address, but its kernel's boot id is not this machine's): it is another machine, \
+    and no raw-TCP ceiling or RTT can be measured through the forward; --ceiling gives one";
+
 /// The warning for a run whose two ends share this machine.
 pub const SHARED_CPUS: &str = "client and server share this machine's CPUs: good for ranking \
     ciphers, not for absolute figures of a remote link";
@@ -260,4 +294,21 @@ pub(crate) fn is_loopback(host: &str) -> bool {
         || host
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loopback_address_to_another_kernel_is_a_forward() {
+        assert_eq!(Reach::of(true, Some(false)), Reach::Forwarded);
+        assert_eq!(Reach::of(true, Some(true)), Reach::Loopback);
+        assert_eq!(Reach::of(true, None), Reach::Loopback);
+        assert_eq!(Reach::of(false, Some(true)), Reach::Direct);
+        assert_eq!(Reach::Forwarded.same_machine(Some(false)), Some(false));
+        assert_eq!(Reach::Loopback.same_machine(None), Some(true));
+        assert_eq!(Reach::Direct.same_machine(None), None);
+        assert_eq!(Reach::Direct.same_machine(Some(true)), Some(true));
+    }
 }

@@ -87,6 +87,9 @@ pub struct Facts {
     pub info: Info,
     /// Both ends on this machine's loopback: no path between them to infer.
     pub loopback: bool,
+    /// A loopback address that leads to another machine (a port forward or tunnel): not
+    /// `loopback`, but no ceiling or RTT can be measured through it.
+    pub forwarded: bool,
     /// The path inference applies to this engine's rows (it knows the path's RTT, or that
     /// there is none to know).
     pub infers_path: bool,

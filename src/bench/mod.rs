@@ -1,11 +1,12 @@
 //! `sshtune bench`: per-cipher throughput in both directions with CPU on both ends.
 //!
 //! Measurement (`executor`, the engines, `transfer`, `run`, driven by `suite` from `Options`)
-//! is kept apart from judgement (`stats`, `verdict`, `path`) and from presentation
+//! is kept apart from judgement (`stats`, `verdict`, `path`, `cpu_note`) and from presentation
 //! (`crate::report`).
 
 pub mod adaptive;
 pub mod ceiling;
+pub mod cpu_note;
 pub mod engine_native;
 pub mod engine_openssh;
 pub mod executor;

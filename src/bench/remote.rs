@@ -140,16 +140,55 @@ pub fn download_script(bytes: u64) -> String {
     ))
 }
 
+/// The machine's facts as `SSHTUNE-INFO` lines: `kernel`, `cores` (online), `cpu` (model),
+/// `arch` (`uname -m`), `cpu_flags` (the first `flags`/`Features` line of /proc/cpuinfo,
+/// whole: `machine` picks the crypto features from it), `boot_id`. `sshtune serve`'s `stat`
+/// prints the same keys (`MachineInfo` of its own process).
+macro_rules! machine_snippet {
+    () => {
+        r#"echo "SSHTUNE-INFO kernel=$(uname -r 2>/dev/null)";
+echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
+echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed "s/^ *//")";
+echo "SSHTUNE-INFO arch=$(uname -m 2>/dev/null)";
+echo "SSHTUNE-INFO cpu_flags=$(grep -m1 -E "^(flags|Features)[[:space:]]*:" /proc/cpuinfo 2>/dev/null | cut -d: -f2-)";
+echo "SSHTUNE-INFO boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)";
+"#
+    };
+}
+
+/// `machine_snippet!` for the other remote scripts (the pipeline's destination check).
+pub const MACHINE_FACTS: &str = machine_snippet!();
+
+/// The server's machine from its `SSHTUNE-INFO` facts (`machine_snippet!`, or `stat`).
+pub fn machine(info: &Info) -> crate::sysinfo::MachineInfo {
+    let arch = info.get("arch");
+    crate::sysinfo::MachineInfo {
+        cpu_model: info.get("cpu"),
+        cores: info.get("cores").and_then(|c| c.parse().ok()),
+        kernel: info.get("kernel"),
+        cpu_features: crate::sysinfo::crypto_features(
+            arch.as_deref(),
+            &info.get("cpu_flags").unwrap_or_default(),
+        ),
+        arch,
+    }
+}
+
+/// Whether the server is this machine, by the kernel's boot id (network namespaces and
+/// containers share it; a VM or a board behind a port forward does not), None when either
+/// side's cannot be read.
+pub fn same_boot(info: &Info) -> Option<bool> {
+    Some(info.get("boot_id")? == crate::sysinfo::boot_id()?)
+}
+
 /// Checks login, the tools the transfer scripts need, and gathers facts about the server.
 pub fn preflight_script() -> String {
     wrap(concat!(
         r#"echo SSHTUNE-OK; for t in cat head wc sed cut tr getconf; do command -v $t >/dev/null 2>&1 || echo "SSHTUNE-MISSING $t"; done;
-echo "SSHTUNE-INFO kernel=$(uname -r 2>/dev/null)";
-echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
-echo "SSHTUNE-INFO cpu=$(grep -m1 -E "^(model name|Hardware|Processor|cpu model)" /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed "s/^ *//")";
-echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)";
+"#,
+        machine_snippet!(),
+        r#"echo "SSHTUNE-INFO proc=$([ -r /proc/$PPID/stat ] && echo yes || echo no)";
 echo "SSHTUNE-INFO sshtune=$(command -v sshtune 2>/dev/null)";
-echo "SSHTUNE-INFO boot_id=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)";
 e=$(printf abcdef | { head -c 2 > /dev/null; cat; }); [ "$e" = cdef ] && e=yes || e=no; echo "SSHTUNE-INFO exact_head=$e";
 "#,
         receivers_snippet!(),

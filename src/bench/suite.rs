@@ -144,6 +144,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             facts.server.cpu_quota_cores,
         );
     }
+    let client_machine = sysinfo::local();
+    super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
     // of all its samples together.
@@ -178,7 +180,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         embedded: opts.target.is_none(),
         client: ClientInfo {
             ssh_version: facts.client_version,
-            machine: sysinfo::local(),
+            machine: client_machine,
             cpu_quota_cores: client_quota,
         },
         server: facts.server,
@@ -238,6 +240,8 @@ fn fill_in(mut lead: Facts, later: &Facts) -> Facts {
     m.cpu_model = m.cpu_model.take().or_else(|| l.cpu_model.clone());
     m.cores = m.cores.or(l.cores);
     m.kernel = m.kernel.take().or_else(|| l.kernel.clone());
+    m.arch = m.arch.take().or_else(|| l.arch.clone());
+    m.cpu_features = m.cpu_features.take().or_else(|| l.cpu_features.clone());
     lead.server.cpu_quota_cores = lead.server.cpu_quota_cores.or(later.server.cpu_quota_cores);
     lead
 }

@@ -38,7 +38,7 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         figures: figures.describe(),
     };
     let out = emit::emit(&sel, &report, &meta)?;
-    summarize(&sel, &out, &meta, args.quiet);
+    summarize(&sel, &report, &out, &meta, args.quiet);
     // A drop-in sshd rejects is never printed as if it were usable: the outputs come last.
     if args.check {
         check(&args, target, &out)?;
@@ -182,18 +182,21 @@ fn client_host(report: &BenchReport) -> String {
     h.to_string()
 }
 
-fn summarize(sel: &Selection, out: &Emitted, meta: &Meta, quiet: bool) {
+fn summarize(sel: &Selection, report: &BenchReport, out: &Emitted, meta: &Meta, quiet: bool) {
     if quiet {
         return;
     }
     eprintln!("{}", meta.figures);
     eprintln!(
-        "policy {} for OpenSSH {}: {} (fastest: {})",
+        "policy {} for OpenSSH {}: {} (first: {})",
         sel.policy.as_str(),
         sel.target,
         out.server_list.join(","),
         out.fastest
     );
+    if let Some(why) = crate::config::why::first(sel, report) {
+        eprintln!("{why}");
+    }
     for d in &sel.dropped {
         eprintln!("dropped {}: {}", d.name, d.reason);
     }

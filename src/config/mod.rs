@@ -5,7 +5,7 @@
 //! renders the sshd drop-in, the client `Host` block and the rsync command (`reach` keeps the
 //! bench's port, user and identity in the last two), `sshd` runs the
 //! real `sshd -t` / `sshd -T`, and `apply` installs a drop-in without ever leaving a config
-//! sshd rejects.
+//! sshd rejects; `why` says why the first cipher is first on this pair of machines.
 
 pub mod apply;
 pub mod emit;
@@ -14,3 +14,4 @@ pub mod policy;
 pub mod reach;
 pub mod sshd;
 pub mod tiers;
+pub mod why;

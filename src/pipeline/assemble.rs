@@ -41,10 +41,11 @@ pub fn report(m: Measured) -> PipelineReport {
     let (opts, end) = (m.opts, m.end);
     let mut warnings = m.warnings;
     warnings.extend(above_ceiling(&m.rows, &m.ceilings));
-    let same_machine = same_machine(end, m.resolved);
+    let same_machine = same_machine(end, m.resolved, m.facts.same_boot);
     if same_machine {
         warnings.push("client and server share this machine's CPUs and disk: good for ranking, not for absolute figures of a remote link".into());
     }
+    let (client, server) = (crate::sysinfo::local(), m.facts.machine.clone());
     let storage = m.facts.storage;
     if storage
         .fstype
@@ -68,6 +69,8 @@ pub fn report(m: Measured) -> PipelineReport {
         destination: end.describe(),
         embedded: end.embedded,
         same_machine,
+        client,
+        server,
         remote_dir: m.run_dir,
         keep: opts.keep,
         dataset: DatasetInfo {
@@ -115,12 +118,14 @@ fn above_ceiling(rows: &[Row], ceilings: &[StageCeiling]) -> Vec<String> {
     warnings
 }
 
-/// Both ends on this machine: the embedded server, or a loopback address reached directly.
-/// Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
-fn same_machine(end: &Endpoint, resolved: &Resolved) -> bool {
+/// Both ends on this machine: the embedded server, or the same kernel boot id (a loopback
+/// address that leads to another kernel is a port forward to another machine); where a boot
+/// id cannot be read, a loopback address reached directly. Behind a jump host, 127.0.0.1 is
+/// the far side's loopback, not ours.
+fn same_machine(end: &Endpoint, resolved: &Resolved, same_boot: Option<bool>) -> bool {
     let target = &end.target;
     let proxied = crate::proxy::Proxy::of(resolved, &target.options, &target.destination).is_some();
-    end.embedded || (!proxied && is_loopback(&resolved.hostname))
+    end.embedded || same_boot.unwrap_or(!proxied && is_loopback(&resolved.hostname))
 }
 
 fn is_loopback(host: &str) -> bool {

@@ -1,6 +1,7 @@
 //! The pipeline result as data: schema `sshtune.pipeline/1` (documented in docs/pipeline.md).
 //! Presentation lives in `render.rs`; nothing here is computed twice.
 
+use crate::sysinfo::MachineInfo;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "sshtune.pipeline/1";
@@ -15,6 +16,13 @@ pub struct PipelineReport {
     pub embedded: bool,
     /// Both ends run on this machine (loopback): their CPU figures overlap.
     pub same_machine: bool,
+    /// This machine's CPU, cores, kernel and crypto features (`sshtune.bench/1`'s `client`
+    /// fields). All null in older reports.
+    #[serde(default)]
+    pub client: MachineInfo,
+    /// The destination's, as its check read them; null fields where they could not be read.
+    #[serde(default)]
+    pub server: MachineInfo,
     /// The directory this run wrote into on the remote side (removed unless `keep`).
     pub remote_dir: String,
     pub keep: bool,

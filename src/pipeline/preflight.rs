@@ -7,7 +7,8 @@ use super::model::StorageInfo;
 use super::remote;
 use super::ssh::remote_call;
 use super::MIB;
-use crate::bench::remote::info;
+use crate::bench::remote::{self as bench_remote, info, Info};
+use crate::sysinfo::MachineInfo;
 use anyhow::{bail, Result};
 
 /// What the check found out about the remote side.
@@ -18,6 +19,11 @@ pub struct Facts {
     pub cores: Option<u32>,
     /// The first line of the remote rsync's `--version`, `?` when unknown.
     pub remote_rsync: String,
+    /// The destination's CPU, cores, kernel and crypto features.
+    pub machine: MachineInfo,
+    /// Whether the destination runs on this machine's kernel (same boot id); None when
+    /// either side's cannot be read.
+    pub same_boot: Option<bool>,
 }
 
 /// Checks `end`'s directory and creates `run_dir` in it. Once this returns, the run
@@ -85,6 +91,8 @@ fn facts(pre: &str, warnings: &mut Vec<String>) -> Facts {
         storage,
         cores: info(pre, "cores").and_then(|c| c.parse().ok()),
         remote_rsync: info(pre, "rsync").unwrap_or("?").to_string(),
+        machine: bench_remote::machine(&Info::parse(pre)),
+        same_boot: bench_remote::same_boot(&Info::parse(pre)),
     }
 }
 

@@ -103,8 +103,10 @@ pub(crate) fn wrap(script: &str, args: &[&str]) -> String {
     s
 }
 
+/// The destination check, after the machine's facts (`bench::remote::MACHINE_FACTS`).
 pub fn preflight(dir: &str, run_dir: &str, rsync: &str) -> String {
-    wrap(PREFLIGHT, &[dir, run_dir, rsync])
+    let script = format!("{}{PREFLIGHT}", crate::bench::remote::MACHINE_FACTS);
+    wrap(&script, &[dir, run_dir, rsync])
 }
 
 pub fn remove(run_dir: &str) -> String {

@@ -24,6 +24,9 @@ impl Exporter for Markdown {
             ));
         }
         out.push('\n');
+        for l in super::machine::both(&report.client.machine, &report.server.machine) {
+            out.push_str(&format!("{l}  \n"));
+        }
         for f in footer(report) {
             out.push_str(&format!("{f}  \n"));
         }

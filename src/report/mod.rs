@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod html;
 mod json;
 pub mod load;
+pub mod machine;
 mod markdown;
 pub mod outputs;
 pub mod pipeline;
@@ -143,6 +144,9 @@ pub fn explain(report: &BenchReport) -> String {
         CPU_SATURATED * 100.0,
         NETWORK_NEAR * 100.0
     );
+    for l in machine::both(&report.client.machine, &report.server.machine) {
+        out.push_str(&format!("  {l}\n"));
+    }
     let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
     let cpu = |name: &str, used: Option<f64>, quota: Option<f64>| {
         let c = cap(quota);
@@ -271,6 +275,13 @@ pub fn explain(report: &BenchReport) -> String {
                     r.server_total_cpu_pct.map_or("?".to_string(), |b| format!("{b:.0}%"))
                 ));
             }
+        }
+        if let Some(line) = crate::bench::cpu_note::aes_line(
+            &r.cipher,
+            &report.client.machine,
+            &report.server.machine,
+        ) {
+            out.push_str(&format!("      {line}\n"));
         }
         if let Some(rule) = &r.verdict_rule {
             out.push_str(&format!("      rule: {rule} decided\n"));

@@ -136,7 +136,12 @@ pub(crate) fn table(report: &PipelineReport) -> String {
     for r in &report.rows {
         t.add_row(cells(report, r));
     }
-    let mut s = format!("rsync over SSH to {}\n{t}\n", report.destination);
+    let mut s = format!("rsync over SSH to {}\n", report.destination);
+    for l in super::machine::both(&report.client, &report.server) {
+        s.push_str(&l);
+        s.push('\n');
+    }
+    s.push_str(&format!("{t}\n"));
     for l in summary(report) {
         s.push_str(&l);
         s.push('\n');
@@ -312,8 +317,9 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
 
 pub(crate) fn markdown(report: &PipelineReport) -> String {
     let h = header();
+    let [client, server] = super::machine::both(&report.client, &report.server);
     let mut s = format!(
-        "## rsync over SSH to {}\n\n| {} |\n|{}\n",
+        "## rsync over SSH to {}\n\n{client}  \n{server}\n\n| {} |\n|{}\n",
         report.destination,
         h.join(" | "),
         "---|".repeat(h.len())

@@ -78,7 +78,11 @@ fn table(md: bool) -> Table {
 
 /// The table (or Markdown) a person reads.
 pub(crate) fn text(r: &StorageReport, md: bool) -> String {
-    let mut out = format!("sshtune storage ({})\n", r.schema);
+    let mut out = format!(
+        "sshtune storage ({})\n{}\n",
+        r.schema,
+        super::machine::line(&r.machine)
+    );
     if md {
         out.push('\n');
     }

@@ -53,7 +53,7 @@ impl Exporter for Table {
             t.add_row(row);
         }
         let mut out = format!(
-            "sshtune bench: {} ({})\n{t}\n",
+            "sshtune bench: {} ({})\n",
             report.host,
             report
                 .server
@@ -61,6 +61,11 @@ impl Exporter for Table {
                 .as_deref()
                 .unwrap_or("server banner unknown")
         );
+        for l in super::machine::both(&report.client.machine, &report.server.machine) {
+            out.push_str(&l);
+            out.push('\n');
+        }
+        out.push_str(&format!("{t}\n"));
         out.push_str(
             "Names without their @openssh.com suffix (JSON and config use the full names).\n",
         );

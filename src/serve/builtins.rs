@@ -259,6 +259,17 @@ fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
             m.cores.map(|c| c.to_string()).unwrap_or_default()
         ),
         format!("SSHTUNE-INFO cpu={}", m.cpu_model.unwrap_or_default()),
+        format!("SSHTUNE-INFO arch={}", m.arch.unwrap_or_default()),
+        format!(
+            "SSHTUNE-INFO cpu_flags={}",
+            crate::sysinfo::cpu_flags(
+                &std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()
+            )
+        ),
+        format!(
+            "SSHTUNE-INFO boot_id={}",
+            crate::sysinfo::boot_id().unwrap_or_default()
+        ),
         "SSHTUNE-INFO proc=yes".to_string(),
         format!("SSHTUNE-INFO quota={}", quota_field()),
     ];

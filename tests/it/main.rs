@@ -65,9 +65,11 @@ mod report {
 /// Known situations (CPU quotas, shaped links, a jump host, an Ansible fleet) and the verdicts
 /// bench must reach in them; most need root and measure.
 mod scenario {
+    mod board_vm;
     mod cpu;
     mod faults_mid_run;
     mod fleet_ansible;
+    mod forwarded_server;
     mod jump_host;
     mod loopback;
     mod network;

@@ -97,9 +97,8 @@ pub fn bench(report: &BenchReport) -> String {
 
 fn machine(m: &crate::sysinfo::MachineInfo, quota: Option<f64>) -> String {
     let mut s = format!(
-        "{}, {} cores, kernel {}",
-        m.cpu_model.as_deref().unwrap_or("CPU unknown"),
-        m.cores.map_or("?".into(), |c| c.to_string()),
+        "{}, kernel {}",
+        crate::report::machine::line(m),
         m.kernel.as_deref().unwrap_or("?")
     );
     if let Some(q) = quota.filter(|q| *q < m.cores.unwrap_or(u32::MAX) as f64) {

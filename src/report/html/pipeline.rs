@@ -18,6 +18,12 @@ pub fn pipeline(report: &PipelineReport) -> String {
         report.dataset.files,
         if report.same_machine { " · both ends on this machine" } else { "" }
     );
+    let [client, server] = crate::report::machine::both(&report.client, &report.server);
+    body.push_str(&format!(
+        "<p class=\"meta\">{} · {}</p>\n",
+        esc(&client),
+        esc(&server)
+    ));
     let groups: Vec<Group> = report
         .rows
         .iter()

@@ -8,14 +8,14 @@ use crate::speed::model::{RowKind, SpeedReport};
 
 pub fn speed(report: &SpeedReport) -> String {
     let mut body = format!(
-        "<h1>sshtune speed: {}</h1>\n<p class=\"meta\">started {} · {} cores · kernel {}</p>\n",
+        "<h1>sshtune speed: {}</h1>\n<p class=\"meta\">started {} · {} · kernel {}</p>\n",
         esc(report
             .machine
             .cpu_model
             .as_deref()
             .unwrap_or("CPU model unknown")),
         esc(&report.started),
-        report.machine.cores.map_or("?".into(), |c| c.to_string()),
+        esc(&crate::report::machine::line(&report.machine)),
         esc(report.machine.kernel.as_deref().unwrap_or("?"))
     );
     body.push_str("<p class=\"legend\"><span><i style=\"background:#43a047\"></i>ours, grade ok</span><span><i style=\"background:#fb8c00\"></i>weak</span><span><i style=\"background:#e53935\"></i>broken</span><span><i style=\"background:#90a4ae\"></i><code>openssl speed</code>, same primitive</span><span>whiskers: min–max</span></p>\n");

@@ -9,12 +9,10 @@ use crate::storage::model::{CellResult, StorageReport};
 use crate::storage::plan::Layer;
 
 pub fn storage(report: &StorageReport) -> String {
-    let mut body =
-        format!(
-        "<h1>sshtune storage</h1>\n<p class=\"meta\">started {} · {} · {} cores · kernel {}</p>\n",
+    let mut body = format!(
+        "<h1>sshtune storage</h1>\n<p class=\"meta\">started {} · {} · kernel {}</p>\n",
         esc(&report.started),
-        esc(report.machine.cpu_model.as_deref().unwrap_or("CPU model unknown")),
-        report.machine.cores.map_or("?".into(), |c| c.to_string()),
+        esc(&crate::report::machine::line(&report.machine)),
         esc(report.machine.kernel.as_deref().unwrap_or("?"))
     );
     match &report.matrix {

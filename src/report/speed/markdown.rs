@@ -22,6 +22,10 @@ impl Exporter for Markdown {
             ));
         }
         out.push('\n');
+        out.push_str(&format!(
+            "{}  \n",
+            crate::report::machine::line(&report.machine)
+        ));
         for f in footer(report) {
             out.push_str(&format!("{f}  \n"));
         }

@@ -31,11 +31,7 @@ impl Exporter for Table {
         }
         let mut out = format!(
             "sshtune speed: {}\n{t}\n",
-            report
-                .machine
-                .cpu_model
-                .as_deref()
-                .unwrap_or("CPU model unknown")
+            crate::report::machine::line(&report.machine)
         );
         for f in footer(report) {
             out.push_str(&f);
