@@ -47,6 +47,7 @@ fn assert_no_complaint(what: &str, stderr: &str) {
 
 #[test]
 fn reports_of_every_kind_and_format() {
+    let _lock = crate::support::shared();
     for file in ["bench.json", "pipeline.json", "speed.json", "storage.json"] {
         for format in ["table", "json", "markdown", "csv", "html"] {
             let path = example(file);
@@ -64,6 +65,7 @@ fn reports_of_every_kind_and_format() {
 
 #[test]
 fn config_speed_and_help() {
+    let _lock = crate::support::shared();
     assert_quiet(&["config", "--from", &example("bench.json")]);
     assert_quiet(&[
         "speed",
@@ -87,6 +89,7 @@ fn config_speed_and_help() {
 
 #[test]
 fn generate_listing_its_files() {
+    let _lock = crate::support::shared();
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path().to_string_lossy().into_owned();
     assert_quiet(&["generate", "man", &d]);
@@ -94,6 +97,7 @@ fn generate_listing_its_files() {
 
 #[test]
 fn the_shell_sees_success() {
+    let _lock = crate::support::shared();
     // What a user types: the pipeline's status is sshtune's under pipefail.
     let path = example("bench.json");
     let out = Command::new("bash")

@@ -13,6 +13,7 @@ fn escapes(text: &str) -> usize {
 
 #[test]
 fn colours_into_a_pipe_only_with_color_always() {
+    let _lock = crate::support::shared();
     let plain = ok(&output(sshtune().args(["report", &bench_example()])));
     assert_eq!(escapes(&plain), 0, "a pipe gets no colours by default");
     let always = ok(&output(
@@ -35,6 +36,7 @@ fn colours_into_a_pipe_only_with_color_always() {
 
 #[test]
 fn a_file_never_carries_colours() {
+    let _lock = crate::support::shared();
     let dir = tempfile::tempdir().expect("temp dir");
     let file = dir.path().join("run.txt");
     ok(&output(

@@ -10,6 +10,7 @@ fn example(name: &str) -> String {
 
 #[test]
 fn a_significant_drop_past_the_threshold_exits_3_naming_the_rows() {
+    let _lock = crate::support::shared();
     let o = output(sshtune().args([
         "report",
         &example("bench.json"),
@@ -37,6 +38,7 @@ fn a_significant_drop_past_the_threshold_exits_3_naming_the_rows() {
 
 #[test]
 fn a_rise_or_a_high_threshold_passes() {
+    let _lock = crate::support::shared();
     let free_after_quota = output(sshtune().args([
         "report",
         &example("bench-cpu-quota.json"),
@@ -62,6 +64,7 @@ fn a_rise_or_a_high_threshold_passes() {
 
 #[test]
 fn one_report_or_a_bad_threshold_is_a_usage_error() {
+    let _lock = crate::support::shared();
     let one = output(sshtune().args(["report", &example("bench.json"), "--fail-on-drop", "10%"]));
     assert_eq!(one.status.code(), Some(2), "{}", stderr(&one));
     assert!(stderr(&one).contains("--fail-on-drop compares runs"));
