@@ -296,7 +296,8 @@ fn native_engine_runs_a_pairs_transfers_on_one_connection() {
         .filter(|l| l.contains("aes128-gcm"))
         .collect();
     assert_eq!(gcm_lines.len(), 1, "{log}");
-    assert_eq!(gcm_lines[0].matches("\"sink\" exit 0").count(), 2, "{log}");
+    // serve folds repeated events of a connection into one entry with a count.
+    assert!(gcm_lines[0].contains("\"sink\" exit 0 (2 times)"), "{log}");
     assert_eq!(
         gcm_lines[0].matches("\"source 4194304\" exit 0").count(),
         1,
