@@ -18,8 +18,11 @@ pub const LISTEN: &str = "SSHTUNE-CEIL-LISTEN";
 pub const DONE: &str = "SSHTUNE-CEIL-DONE";
 
 pub struct Job {
-    // Dropping the guard kills ssh; the remote script's own watchdog ends what it started.
+    // Dropping the guard kills ssh; the remote script sees its stdin end and stops what it
+    // started (its watchdog ends it anyway once the deadline passes).
     child: ChildGuard,
+    // Held open for the job's life: its end is how the remote script learns we are gone.
+    _stdin: Option<std::process::ChildStdin>,
     rx: Receiver<String>,
     stderr: StderrDrain,
     what: String,
@@ -27,10 +30,11 @@ pub struct Job {
 
 impl Job {
     pub fn start(mut cmd: Command, what: &str) -> Result<Self> {
-        cmd.stdin(Stdio::null())
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = ChildGuard::spawn(&mut cmd, format!("ssh ({what})"))?;
+        let stdin = child.child_mut().stdin.take();
         let stderr = drain_stderr(child.child_mut());
         let stdout = child.child_mut().stdout.take().expect("stdout piped");
         let (tx, rx) = std::sync::mpsc::channel::<String>();
@@ -44,6 +48,7 @@ impl Job {
         });
         Ok(Self {
             child,
+            _stdin: stdin,
             rx,
             stderr,
             what: what.to_string(),

@@ -49,7 +49,10 @@ impl NcFlavour {
     }
 }
 
-/// Shared start: the listen address, the temp dir, the watchdog, and the clock/CPU helpers.
+/// Shared start: the listen address, the temp dir, the watchdog, the hang-up watch (the
+/// session's stdin ends when our `ssh` is gone, killed or interrupted: then the whole process
+/// group goes, receiver included, not at the deadline; both run detached so that the
+/// listen loop's `wait` waits for the receiver only), and the clock/CPU helpers.
 fn prelude(token: &str, deadline_s: u64) -> String {
     format!(
         r#"set -- $SSH_CONNECTION; A=$3;
@@ -58,6 +61,7 @@ fn prelude(token: &str, deadline_s: u64) -> String {
 d=$(mktemp -d 2>/dev/null) || {{ echo "{ERR} mktemp failed"; exit 0; }};
 trap "rm -rf $d; trap - EXIT; kill 0 2>/dev/null" EXIT;
 ( ( sleep {deadline_s}; kill 0 ) >/dev/null 2>&1 & );
+exec 3<&0 0</dev/null; ( ( cat <&3; kill 0 ) >/dev/null 2>&1 & ); exec 3<&-;
 K={token};
 tm(){{ read -r a b < /proc/uptime; echo $a; }};
 cs(){{ times > $d/t; {{ read -r x; read -r u v; }} < $d/t; C="$u,$v"; }};

@@ -480,8 +480,6 @@ fn destination_filling_up_during_pipeline_is_named_and_scratch_removed() {
 /// (a host across a veth link, so the ceiling is measured there): the run stops with status
 /// 130 and one line, and the server lists no process of the run — no receiver, no session.
 #[test]
-#[ignore = "the receiver outlives the run until its watchdog (up to 81 s): the remote script \
-            does not yet notice its ssh going away"]
 fn ctrl_c_while_the_ceiling_receiver_runs_leaves_no_receiver_on_the_server() {
     if !root_or_skip("a network namespace") {
         return;
