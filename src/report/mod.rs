@@ -81,7 +81,7 @@ pub(crate) fn lines(report: &BenchReport) -> Vec<Line<'_>> {
                     engine: &r.engine,
                     cipher: &r.cipher,
                     mac: r.mac.as_deref(),
-                    grade: r.grade.as_deref().unwrap_or("?"),
+                    grade: grade(r),
                     up: None,
                     down: None,
                 });
@@ -93,6 +93,37 @@ pub(crate) fn lines(report: &BenchReport) -> Vec<Line<'_>> {
             Direction::Download => out[i].down = Some(r),
         }
     }
+    out
+}
+
+/// The row's grade from today's catalog (cipher and MAC, the weaker of the two), so a saved
+/// report grades a pair as `probe` and a fresh run do; the grade the report carries for names
+/// the catalog does not know.
+fn grade(r: &ResultRow) -> &str {
+    match ciphers::grade_of(&r.cipher, r.mac.as_deref()) {
+        Some(g) => g.as_str(),
+        None => r.grade.as_deref().unwrap_or("?"),
+    }
+}
+
+/// What a grade means, where grades are printed.
+pub const GRADE_LEGEND: &str = "grade: ok = recommended; weak = allowed with a warning (a 64-bit \
+     or SHA-1 MAC, CBC, a Terrapin exposure); broken = measured, never recommended; a cipher+MAC \
+     pair takes the weaker grade of the two.";
+
+/// What each verdict means, where verdicts are printed.
+pub const VERDICT_LEGEND: &str = "verdict: what bounds the row: client-cpu or server-cpu (that \
+     end's core or quota is saturated), cpu (shared) (both ends on one machine whose cores are \
+     busy), network (near the raw-TCP ceiling), path (the link or the SSH window), unclear (no \
+     limit reached; --explain shows the figures).";
+
+/// The legends under a bench table: grades (when the grade column is shown) and verdicts.
+pub(crate) fn legends(grade_shown: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if grade_shown {
+        out.push(GRADE_LEGEND.to_string());
+    }
+    out.push(VERDICT_LEGEND.to_string());
     out
 }
 
@@ -299,15 +330,16 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
     let mut out = how(report);
     out.extend(ranking::lines(report));
     out.extend(engine_ratios(&report.results));
-    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    out.extend(report.warnings.iter().map(|w| warning(report, w)));
     out
 }
 
-/// How the figures were obtained: samples, warm-up, the ceiling.
+/// How the figures were obtained: samples (as many as the rows actually have), warm-up, the
+/// ceiling.
 pub(crate) fn how(report: &BenchReport) -> Vec<String> {
-    let samples = report.settings.repeat;
     let mut out = vec![format!(
-        "MiB/s: median (min–max) of {samples} samples per direction after {} warm-up; CPU: % of one core, upload/download.",
+        "MiB/s: median (min–max) of {} after {} warm-up; CPU: % of one core, upload/download.",
+        sample_counts(&report.results),
         report.settings.warmup.max(1)
     )];
     match &report.ceiling {
@@ -320,6 +352,37 @@ pub(crate) fn how(report: &BenchReport) -> Vec<String> {
         }
     }
     out
+}
+
+/// `5 samples per direction`, or `2–3 samples per row and direction` when rows differ: the
+/// counts of the rows that have figures.
+fn sample_counts(results: &[ResultRow]) -> String {
+    let counts = results
+        .iter()
+        .filter(|r| r.median_mib_s.is_some())
+        .map(|r| r.samples.len());
+    match (counts.clone().min(), counts.max()) {
+        (Some(lo), Some(hi)) if lo == hi => {
+            format!(
+                "{lo} sample{} per direction",
+                if lo == 1 { "" } else { "s" }
+            )
+        }
+        (Some(lo), Some(hi)) => format!("{lo}–{hi} samples per row and direction"),
+        _ => "the samples (no row has figures)".to_string(),
+    }
+}
+
+/// A warning as it applies to this run: an adaptive run already sized its samples, so the
+/// advice to use the adaptive default becomes the one that does apply.
+fn warning(report: &BenchReport, w: &str) -> String {
+    const ADVICE: &str = "; use a larger --size or the adaptive default";
+    match w.strip_suffix(ADVICE) {
+        Some(head) if report.settings.fixed_size_bytes.is_none() => {
+            format!("warning: {head}; --thorough takes longer samples")
+        }
+        _ => format!("warning: {w}"),
+    }
 }
 
 /// The native ÷ OpenSSH line, when one run measured both engines.

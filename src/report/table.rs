@@ -13,45 +13,20 @@ const ERROR_CHARS: usize = 48;
 
 pub struct Table;
 
+/// Columns hidden first when the table would split a word otherwise: the CPU pair, then the
+/// grade (counted without the engine column; see `build`).
+const EXPENDABLE: [usize; 3] = [4, 5, 1];
+
 impl Exporter for Table {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let lines = lines(report);
-        let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
-        let mut t = Ct::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        super::terminal::fit(&mut t);
-        let mut header = vec![
-            "cipher(+mac)",
-            "grade",
-            "up MiB/s",
-            "down MiB/s",
-            "client %",
-            "server %",
-            "verdict",
-        ];
-        if multi_engine {
-            header.insert(0, "engine");
+        let (mut t, mut hidden) = build(&lines, false);
+        if hidden.is_none() {
+            // Even without the expendable columns a cipher+MAC name is too wide: break names
+            // after the `+`.
+            (t, hidden) = build(&lines, true);
         }
-        t.set_header(header);
-        for l in &lines {
-            let name = match l.mac {
-                Some(m) => format!("{}+{}", bare(l.cipher), bare(m)),
-                None => bare(l.cipher).to_string(),
-            };
-            let mut row = vec![
-                Cell::new(name),
-                super::terminal::grade_cell(l.grade),
-                Cell::new(rate(l.up)),
-                Cell::new(rate(l.down)),
-                Cell::new(pair(l, |r| r.client_cpu_pct)),
-                Cell::new(pair(l, |r| r.server_cpu_pct)),
-                Cell::new(short(&verdict_cell(l))),
-            ];
-            if multi_engine {
-                row.insert(0, Cell::new(l.engine));
-            }
-            t.add_row(row);
-        }
+        let grade_shown = !hidden.unwrap_or_default().contains(&"grade");
         let mut out = format!(
             "sshtune bench: {} ({})\n",
             report.host,
@@ -66,19 +41,66 @@ impl Exporter for Table {
             out.push('\n');
         }
         out.push_str(&format!("{t}\n"));
-        out.push_str(
-            "Names without their @openssh.com suffix (JSON and config use the full names).\n",
-        );
-        for f in footer(report) {
+        let mut notes = vec![
+            "Names without their @openssh.com suffix (JSON and config use the full names)."
+                .to_string(),
+        ];
+        notes.extend(super::legends(grade_shown));
+        notes.extend(footer(report));
+        notes.extend(stopped_note(report));
+        for f in notes {
             out.push_str(&f);
-            out.push('\n');
-        }
-        if let Some(line) = stopped_note(report) {
-            out.push_str(&line);
             out.push('\n');
         }
         Ok(out)
     }
+}
+
+/// The table of `lines`, with names broken after `+` when `split_names`; also the headers of
+/// the columns hidden to keep words whole, or None when the table is wider than its width even so.
+fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<&'static str>>) {
+    let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
+    let mut t = Ct::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    super::terminal::fit(&mut t);
+    let mut header = vec![
+        "cipher(+mac)",
+        "grade",
+        "up MiB/s",
+        "down MiB/s",
+        "client %",
+        "server %",
+        "verdict",
+    ];
+    if multi_engine {
+        header.insert(0, "engine");
+    }
+    t.set_header(header.clone());
+    for l in lines {
+        let name = match l.mac {
+            Some(m) if split_names => format!("{}+\n{}", bare(l.cipher), bare(m)),
+            Some(m) => format!("{}+{}", bare(l.cipher), bare(m)),
+            None => bare(l.cipher).to_string(),
+        };
+        let mut row = vec![
+            Cell::new(name),
+            super::terminal::grade_cell(l.grade),
+            Cell::new(rate(l.up)),
+            Cell::new(rate(l.down)),
+            Cell::new(pair(l, |r| r.client_cpu_pct)),
+            Cell::new(pair(l, |r| r.server_cpu_pct)),
+            Cell::new(short(&verdict_cell(l))),
+        ];
+        if multi_engine {
+            row.insert(0, Cell::new(l.engine));
+        }
+        t.add_row(row);
+    }
+    let shift = usize::from(multi_engine);
+    let expendable = EXPENDABLE.map(|i| i + shift);
+    let kept = super::terminal::keep_words(&mut t, &expendable);
+    let hidden = kept.hidden.iter().map(|&i| header[i]).collect();
+    (t, kept.fits.then_some(hidden))
 }
 
 /// What the † on a figure means: sampling of that row stopped early, with how many samples

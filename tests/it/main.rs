@@ -15,6 +15,7 @@ mod cli {
     mod bench;
     mod closed_pipe;
     mod probe;
+    mod pty;
     mod speed;
 }
 

@@ -29,6 +29,9 @@ impl Exporter for Table {
                 ratio_cell(r),
             ]);
         }
+        // The reference and its ratio, then the kind (the name shows it) go before a word
+        // would split.
+        crate::report::terminal::keep_words(&mut t, &[5, 6, 0]);
         let mut out = format!(
             "sshtune speed: {}\n{t}\n",
             crate::report::machine::line(&report.machine)
