@@ -81,7 +81,7 @@ pub(crate) fn lines(report: &BenchReport) -> Vec<Line<'_>> {
                     engine: &r.engine,
                     cipher: &r.cipher,
                     mac: r.mac.as_deref(),
-                    grade: grade(r),
+                    grade: r.grade.as_deref().unwrap_or("?"),
                     up: None,
                     down: None,
                 });
@@ -94,16 +94,6 @@ pub(crate) fn lines(report: &BenchReport) -> Vec<Line<'_>> {
         }
     }
     out
-}
-
-/// The row's grade from today's catalog (cipher and MAC, the weaker of the two), so a saved
-/// report grades a pair as `probe` and a fresh run do; the grade the report carries for names
-/// the catalog does not know.
-fn grade(r: &ResultRow) -> &str {
-    match ciphers::grade_of(&r.cipher, r.mac.as_deref()) {
-        Some(g) => g.as_str(),
-        None => r.grade.as_deref().unwrap_or("?"),
-    }
 }
 
 /// What a grade means, where grades are printed.
@@ -435,6 +425,30 @@ mod tests {
         r.error = None;
         r.median_mib_s = median;
         r
+    }
+
+    fn sampled(n: usize) -> ResultRow {
+        let mut r = row("openssh", "a", Direction::Upload, Some(1.0));
+        r.samples = vec![1.0; n];
+        r
+    }
+
+    #[test]
+    fn the_footer_counts_the_samples_the_rows_have() {
+        assert_eq!(
+            sample_counts(&[sampled(3), sampled(3)]),
+            "3 samples per direction"
+        );
+        assert_eq!(
+            sample_counts(&[sampled(2), sampled(3), sampled(2)]),
+            "2–3 samples per row and direction"
+        );
+        // A failed row has no figures and no say.
+        let failed = row("openssh", "b", Direction::Upload, None);
+        assert_eq!(
+            sample_counts(&[sampled(1), failed]),
+            "1 sample per direction"
+        );
     }
 
     #[test]

@@ -60,6 +60,7 @@ mod pipeline {
 mod report {
     mod colour;
     mod fail_on_drop;
+    mod footers;
     mod html;
 }
 
