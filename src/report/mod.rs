@@ -13,6 +13,7 @@ mod markdown;
 pub mod outputs;
 pub mod pipeline;
 pub mod ranking;
+pub mod rate_unit;
 pub mod render;
 pub mod speed;
 pub mod storage;
@@ -21,6 +22,7 @@ pub mod terminal;
 
 use crate::bench::model::{BenchReport, Direction, EngineKind, ResultRow};
 use clap::ValueEnum;
+use rate_unit::RateUnit;
 
 /// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
 /// own width).
@@ -117,12 +119,14 @@ pub(crate) fn legends(grade_shown: bool) -> Vec<String> {
     out
 }
 
-/// `327.1 (320.4–331.0)`, or the error.
-pub(crate) fn rate_cell(r: Option<&ResultRow>) -> String {
+/// `327.1 (320.4–331.0)` in `unit`, or the error.
+pub(crate) fn rate_cell(r: Option<&ResultRow>, unit: RateUnit) -> String {
     match r {
         None => "-".into(),
         Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
-            (Some(m), Some(lo), Some(hi)) => format!("{m:.1} ({lo:.1}–{hi:.1})"),
+            (Some(m), Some(lo), Some(hi)) => {
+                format!("{:.1} ({:.1}–{:.1})", unit.of(m), unit.of(lo), unit.of(hi))
+            }
             _ => "n/a".into(),
         },
     }
@@ -316,9 +320,9 @@ pub fn explain(report: &BenchReport) -> String {
 
 /// Everything under the table: how the figures were obtained, the rankings, the engine ratios
 /// and the warnings.
-pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
-    let mut out = how(report);
-    out.extend(ranking::lines(report));
+pub(crate) fn footer(report: &BenchReport, unit: RateUnit) -> Vec<String> {
+    let mut out = how(report, unit);
+    out.extend(ranking::lines(report, unit));
     out.extend(engine_ratios(&report.results));
     out.extend(report.warnings.iter().map(|w| warning(report, w)));
     out
@@ -326,16 +330,19 @@ pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
 
 /// How the figures were obtained: samples (as many as the rows actually have), warm-up, the
 /// ceiling.
-pub(crate) fn how(report: &BenchReport) -> Vec<String> {
+pub(crate) fn how(report: &BenchReport, unit: RateUnit) -> Vec<String> {
     let mut out = vec![format!(
-        "MiB/s: median (min–max) of {} after {} warm-up; CPU: % of one core, upload/download.",
+        "{}: median (min–max) of {} after {} warm-up; CPU: % of one core, upload/download.",
+        unit.label(),
         sample_counts(&report.results),
         report.settings.warmup.max(1)
     )];
     match &report.ceiling {
         Some(c) => out.push(format!(
-            "Raw-TCP ceiling: {:.1} MiB/s ({}).",
-            c.mib_s, c.method
+            "Raw-TCP ceiling: {:.1} {} ({}).",
+            unit.of(c.mib_s),
+            unit.label(),
+            c.method
         )),
         None => {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())

@@ -4,6 +4,7 @@
 //! `upload/download` per end, the verdict without its reason (that is `--explain`), and a
 //! failed row's error cut short (the JSON and `--explain` keep it whole).
 
+use super::rate_unit::RateUnit;
 use super::{footer, lines, pair, verdict_cell, Exporter};
 use crate::bench::model::{BenchReport, ResultRow};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Table as Ct};
@@ -26,7 +27,7 @@ impl Exporter for Table {
             // after the `+`.
             (t, hidden) = build(&lines, true);
         }
-        let grade_shown = !hidden.unwrap_or_default().contains(&"grade");
+        let grade_shown = !hidden.unwrap_or_default().iter().any(|h| h == "grade");
         let mut out = format!(
             "sshtune bench: {} ({})\n",
             report.host,
@@ -46,7 +47,7 @@ impl Exporter for Table {
                 .to_string(),
         ];
         notes.extend(super::legends(grade_shown));
-        notes.extend(footer(report));
+        notes.extend(footer(report, super::rate_unit::current()));
         notes.extend(stopped_note(report));
         for f in notes {
             out.push_str(&f);
@@ -58,22 +59,23 @@ impl Exporter for Table {
 
 /// The table of `lines`, with names broken after `+` when `split_names`; also the headers of
 /// the columns hidden to keep words whole, or None when the table is wider than its width even so.
-fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<&'static str>>) {
+fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<String>>) {
     let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
     let mut t = Ct::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     super::terminal::fit(&mut t);
+    let unit = super::rate_unit::current();
     let mut header = vec![
-        "cipher(+mac)",
-        "grade",
-        "up MiB/s",
-        "down MiB/s",
-        "client %",
-        "server %",
-        "verdict",
+        "cipher(+mac)".to_string(),
+        "grade".into(),
+        format!("up {}", unit.label()),
+        format!("down {}", unit.label()),
+        "client %".into(),
+        "server %".into(),
+        "verdict".into(),
     ];
     if multi_engine {
-        header.insert(0, "engine");
+        header.insert(0, "engine".into());
     }
     t.set_header(header.clone());
     for l in lines {
@@ -85,8 +87,8 @@ fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<&'static s
         let mut row = vec![
             Cell::new(name),
             super::terminal::grade_cell(l.grade),
-            Cell::new(rate(l.up)),
-            Cell::new(rate(l.down)),
+            Cell::new(rate(l.up, unit)),
+            Cell::new(rate(l.down, unit)),
             Cell::new(pair(l, |r| r.client_cpu_pct)),
             Cell::new(pair(l, |r| r.server_cpu_pct)),
             Cell::new(short(&verdict_cell(l))),
@@ -99,7 +101,7 @@ fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<&'static s
     let shift = usize::from(multi_engine);
     let expendable = EXPENDABLE.map(|i| i + shift);
     let kept = super::terminal::keep_words(&mut t, &expendable);
-    let hidden = kept.hidden.iter().map(|&i| header[i]).collect();
+    let hidden = kept.hidden.iter().map(|&i| header[i].clone()).collect();
     (t, kept.fits.then_some(hidden))
 }
 
@@ -128,8 +130,8 @@ fn stopped_note(report: &BenchReport) -> Option<String> {
     })
 }
 
-/// `362.5 (331–379)`; one decimal for the spread below 100 MiB/s.
-fn rate(r: Option<&ResultRow>) -> String {
+/// `362.5 (331–379)` in `unit`; one decimal for the spread below 100.
+fn rate(r: Option<&ResultRow>, unit: RateUnit) -> String {
     let n = |v: f64| {
         if v >= 100.0 {
             format!("{v:.0}")
@@ -141,6 +143,7 @@ fn rate(r: Option<&ResultRow>) -> String {
         None => "-".into(),
         Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
             (Some(m), Some(lo), Some(hi)) => {
+                let (m, lo, hi) = (unit.of(m), unit.of(lo), unit.of(hi));
                 let mark = if r.stopped.is_some() { "†" } else { "" };
                 format!("{m:.1} ({}–{}){mark}", n(lo), n(hi))
             }

@@ -62,6 +62,7 @@ mod report {
     mod fail_on_drop;
     mod footers;
     mod html;
+    mod units;
 }
 
 /// Known situations (CPU quotas, shaped links, a jump host, an Ansible fleet) and the verdicts
