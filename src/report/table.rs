@@ -2,7 +2,8 @@
 //! without `@openssh.com`, the MAC joined to its cipher, rates
 //! as `median (min–max)` with whole numbers for the spread above 100 MiB/s, CPU as
 //! `upload/download` per end, the verdict without its reason (that is `--explain`), and a
-//! failed row's error cut short (the JSON and `--explain` keep it whole).
+//! failed row's error cut short (the JSON and `--explain` keep it whole). No word is split:
+//! on a narrow terminal the CPU columns go first, then the grade, then names break after `+`.
 
 use super::rate_unit::RateUnit;
 use super::{footer, lines, pair, verdict_cell, Exporter};
@@ -21,13 +22,13 @@ const EXPENDABLE: [usize; 3] = [4, 5, 1];
 impl Exporter for Table {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let lines = lines(report);
-        let (mut t, mut hidden) = build(&lines, false);
-        if hidden.is_none() {
+        let (mut t, mut kept) = build(&lines, false);
+        if !kept.fits {
             // Even without the expendable columns a cipher+MAC name is too wide: break names
             // after the `+`.
-            (t, hidden) = build(&lines, true);
+            (t, kept) = build(&lines, true);
         }
-        let grade_shown = !hidden.unwrap_or_default().iter().any(|h| h == "grade");
+        let grade_shown = !kept.hidden.contains(&(EXPENDABLE[2] + engine_column(&lines)));
         let mut out = format!(
             "sshtune bench: {} ({})\n",
             report.host,
@@ -57,10 +58,15 @@ impl Exporter for Table {
     }
 }
 
-/// The table of `lines`, with names broken after `+` when `split_names`; also the headers of
-/// the columns hidden to keep words whole, or None when the table is wider than its width even so.
-fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<String>>) {
-    let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
+/// 1 when the table has an engine column (a run of both engines), else 0.
+fn engine_column(lines: &[super::Line]) -> usize {
+    usize::from(lines.iter().any(|l| l.engine != lines[0].engine))
+}
+
+/// The table of `lines`, with names broken after `+` when `split_names`, and what
+/// `keep_words` hid to keep words whole.
+fn build(lines: &[super::Line], split_names: bool) -> (Ct, super::terminal::Kept) {
+    let multi_engine = engine_column(lines) == 1;
     let mut t = Ct::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     super::terminal::fit(&mut t);
@@ -98,11 +104,9 @@ fn build(lines: &[super::Line], split_names: bool) -> (Ct, Option<Vec<String>>) 
         }
         t.add_row(row);
     }
-    let shift = usize::from(multi_engine);
-    let expendable = EXPENDABLE.map(|i| i + shift);
+    let expendable = EXPENDABLE.map(|i| i + engine_column(lines));
     let kept = super::terminal::keep_words(&mut t, &expendable);
-    let hidden = kept.hidden.iter().map(|&i| header[i].clone()).collect();
-    (t, kept.fits.then_some(hidden))
+    (t, kept)
 }
 
 /// What the † on a figure means: sampling of that row stopped early, with how many samples
