@@ -28,7 +28,9 @@ impl Exporter for Table {
             // after the `+`.
             (t, kept) = build(&lines, true);
         }
-        let grade_shown = !kept.hidden.contains(&(EXPENDABLE[2] + engine_column(&lines)));
+        let grade_shown = !kept
+            .hidden
+            .contains(&(EXPENDABLE[2] + engine_column(&lines)));
         let mut out = format!(
             "sshtune bench: {} ({})\n",
             report.host,
