@@ -17,7 +17,8 @@ const EXAMPLES: [&str; 5] = [
     "pipeline.json",
 ];
 
-/// What `sshtune report EXAMPLE` prints on a terminal `columns` wide.
+/// What `sshtune report EXAMPLE...` (one file, or several compared) prints on a terminal
+/// `columns` wide.
 fn on_terminal(example: &str, columns: u16) -> String {
     let size = Winsize {
         ws_row: 50,
@@ -26,10 +27,12 @@ fn on_terminal(example: &str, columns: u16) -> String {
         ws_ypixel: 0,
     };
     let pty = openpty(Some(&size), None).expect("a pseudo-terminal");
-    let path = repo_root().join("examples/reports").join(example);
+    let paths = example
+        .split(' ')
+        .map(|e| repo_root().join("examples/reports").join(e));
     let mut child = Command::new(SSHTUNE)
         .arg("report")
-        .arg(&path)
+        .args(paths)
         .env("NO_COLOR", "1")
         .env_remove("COLUMNS")
         .stdin(Stdio::null())
@@ -85,4 +88,12 @@ fn no_word_is_split_at_80_or_0_columns() {
         check(example, 80, 80, &whole);
         check(example, 0, 120, &whole);
     }
+}
+
+#[test]
+fn a_comparison_keeps_its_words_at_0_columns() {
+    let _lock = crate::support::shared();
+    let both = "bench.json bench-cpu-quota.json";
+    let whole: HashSet<String> = words(&on_terminal(both, 1000)).into_iter().collect();
+    check(both, 0, 120, &whole);
 }
