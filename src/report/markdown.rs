@@ -29,7 +29,7 @@ impl Exporter for Markdown {
         for l in super::machine::both(&report.client.machine, &report.server.machine) {
             out.push_str(&format!("{l}  \n"));
         }
-        for f in footer(report, unit) {
+        for f in super::legends(true).into_iter().chain(footer(report, unit)) {
             out.push_str(&format!("{f}  \n"));
         }
         Ok(out)

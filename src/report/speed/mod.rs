@@ -96,6 +96,7 @@ pub(crate) fn footer(report: &SpeedReport, unit: RateUnit) -> Vec<String> {
         }
     }
     out.extend(notes.into_iter().map(|n| format!("No reference for {n}.")));
+    out.push(crate::report::GRADE_LEGEND.to_string());
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
 }

@@ -111,3 +111,25 @@ fn a_cipher_mac_pair_takes_the_weaker_grade_in_every_format() {
         assert!(line.contains(" weak "), "{line}");
     }
 }
+
+#[test]
+fn every_table_with_grades_has_their_legend() {
+    let _lock = crate::support::shared();
+    for (example, format) in [
+        ("speed.json", "table"),
+        ("speed.json", "markdown"),
+        ("bench.json", "markdown"),
+    ] {
+        let path = repo_root().join("examples/reports").join(example);
+        let out = ok(&output(
+            sshtune()
+                .arg("report")
+                .arg(&path)
+                .args(["--format", format]),
+        ));
+        assert!(
+            unwrapped(&out).contains("grade: ok = recommended; weak = allowed"),
+            "{example} {format}:\n{out}"
+        );
+    }
+}
