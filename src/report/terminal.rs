@@ -224,6 +224,41 @@ mod tests {
     }
 
     #[test]
+    fn columns_go_before_a_word_splits() {
+        let mut t = Table::new();
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(50)
+            .set_header(vec!["name", "cpu", "rate"])
+            .add_row(vec![
+                "chacha20-poly1305@openssh.com",
+                "12/13",
+                "362.5 (331–379)",
+            ]);
+        let kept = keep_words(&mut t, &[1]);
+        assert!(kept.fits);
+        assert_eq!(kept.hidden, [1]);
+        let text = t.to_string();
+        assert!(text.contains("chacha20-poly1305@openssh.com"), "{text}");
+        assert!(text.contains("(331–379)"), "{text}");
+        assert!(!text.contains("12/13"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 50), "{text}");
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces_only() {
+        let line = format!("warning: {}", "aes128-gcm@openssh.com ".repeat(8));
+        let wrapped = for_file(|| wrap(&line));
+        assert!(wrapped.lines().count() > 1);
+        for l in wrapped.lines() {
+            assert!(l.chars().count() <= usize::from(crate::report::TABLE_WIDTH));
+            assert!(
+                l.trim_end().ends_with("openssh.com") || l.ends_with("warning:"),
+                "{l}"
+            );
+        }
+    }
+
+    #[test]
     fn a_file_gets_no_colour_and_the_fixed_width() {
         let (colour, cell) = for_file(|| (colours(), grade_cell("broken")));
         assert!(!colour);
