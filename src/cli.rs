@@ -18,6 +18,9 @@ pub struct Cli {
     /// carry colours.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Unit of rates in terminal and Markdown tables; JSON, CSV and HTML keep MiB/s.
+    #[arg(long, global = true, value_enum, default_value_t = crate::report::rate_unit::RateUnit::MibS)]
+    pub units: crate::report::rate_unit::RateUnit,
 }
 
 /// `--color`, as ls and grep spell it.

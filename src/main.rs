@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    sshtune::cmd::apply_global(cli.color);
+    sshtune::cmd::apply_global(cli.color, cli.units);
     quiet_on_closed_stdout();
     let result = panic::catch_unwind(AssertUnwindSafe(|| run(cli.command)));
     match result {

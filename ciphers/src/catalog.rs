@@ -312,10 +312,51 @@ pub fn mac(name: &str) -> Option<&'static MacSpec> {
     MACS.iter().find(|m| m.name == name)
 }
 
+/// The grade of a cipher used with a MAC (none for an AEAD cipher, whose tag is its MAC): the
+/// weaker of the two, since a connection is as weak as either. Every command that grades a
+/// combination (bench rows, speed's pairs, reports) asks here, so one pair never gets two grades.
+pub fn pair_grade(cipher: &CipherSpec, mac: Option<&MacSpec>) -> Grade {
+    mac.map_or(cipher.grade, |m| cipher.grade.min(m.grade))
+}
+
+/// `pair_grade` by SSH names; `None` when either name is not in the catalog.
+pub fn grade_of(cipher: &str, mac: Option<&str>) -> Option<Grade> {
+    let c = self::cipher(cipher)?;
+    let m = match mac {
+        Some(name) => Some(self::mac(name)?),
+        None => None,
+    };
+    Some(pair_grade(c, m))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashSet;
+
+    #[test]
+    fn a_pair_takes_the_weaker_grade_of_its_cipher_and_mac() {
+        assert_eq!(
+            grade_of("aes128-ctr", Some("umac-64-etm@openssh.com")),
+            Some(Grade::Weak)
+        );
+        assert_eq!(
+            grade_of("aes128-ctr", Some("hmac-md5")),
+            Some(Grade::Broken)
+        );
+        assert_eq!(
+            grade_of("3des-cbc", Some("hmac-sha2-256")),
+            cipher("3des-cbc").map(|c| c.grade)
+        );
+        assert_eq!(grade_of("aes128-gcm@openssh.com", None), Some(Grade::Ok));
+        assert_eq!(grade_of("aes128-ctr", Some("no-such-mac")), None);
+        for c in CIPHERS {
+            for m in MACS {
+                let g = grade_of(c.name, Some(m.name)).unwrap();
+                assert_eq!(g, c.grade.min(m.grade), "{} + {}", c.name, m.name);
+            }
+        }
+    }
 
     #[test]
     fn names_are_unique() {

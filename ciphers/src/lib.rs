@@ -17,7 +17,9 @@ pub mod raw;
 pub mod version;
 
 pub use backend::Backend;
-pub use catalog::{cipher, mac, CipherKind, CipherSpec, MacSpec, Primitive, CIPHERS, MACS};
+pub use catalog::{
+    cipher, grade_of, mac, pair_grade, CipherKind, CipherSpec, MacSpec, Primitive, CIPHERS, MACS,
+};
 pub use error::Error;
 pub use grade::Grade;
 pub use packet::{DirectionKeys, Framing, OpeningKey, SealingKey, HEADER_LEN, MAX_PACKET_LEN};

@@ -371,7 +371,7 @@ impl ResultRow {
             engine: engine.to_string(),
             cipher: cipher.to_string(),
             mac: mac.map(String::from),
-            grade: ciphers::cipher(cipher).map(|c| c.grade.to_string()),
+            grade: ciphers::grade_of(cipher, mac).map(|g| g.to_string()),
             direction,
             bytes: 0,
             samples: Vec::new(),

@@ -15,8 +15,9 @@ pub mod tcp_sink;
 use crate::cli::ColorChoice;
 use crate::report::terminal::{set_colours, Colours};
 
-/// Applies the options every command shares (`--color`) before the command runs.
-pub fn apply_global(color: ColorChoice) {
+/// Applies the options every command shares (`--color`, `--units`) before the command runs.
+pub fn apply_global(color: ColorChoice, units: crate::report::rate_unit::RateUnit) {
+    crate::report::rate_unit::set(units);
     set_colours(match color {
         ColorChoice::Auto => Colours::Auto,
         ColorChoice::Always => Colours::Always,

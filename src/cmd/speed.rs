@@ -136,7 +136,7 @@ fn row_base(s: &Subject, backend: Backend) -> SpeedRow {
         Subject::Mac(m) => (RowKind::Mac, m.grade, m.default_backend == backend),
         Subject::Pair(c, m) => (
             RowKind::Pair,
-            c.grade.min(m.grade),
+            ciphers::pair_grade(c, Some(m)),
             c.default_backend == backend && m.default_backend == backend,
         ),
     };

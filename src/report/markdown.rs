@@ -5,8 +5,10 @@ pub struct Markdown;
 
 impl Exporter for Markdown {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
-        let mut out = String::from(
-            "| engine | cipher | grade | mac | up MiB/s | down MiB/s | client CPU % | server CPU % | verdict |\n\
+        let unit = super::rate_unit::current();
+        let u = unit.label();
+        let mut out = format!(
+            "| engine | cipher | grade | mac | up {u} | down {u} | client CPU % | server CPU % | verdict |\n\
              |---|---|---|---|---:|---:|---:|---:|---|\n",
         );
         for l in lines(report) {
@@ -16,8 +18,8 @@ impl Exporter for Markdown {
                 l.cipher,
                 l.grade,
                 l.mac.unwrap_or("(aead)"),
-                rate_cell(l.up),
-                rate_cell(l.down),
+                rate_cell(l.up, unit),
+                rate_cell(l.down, unit),
                 pair(&l, |r| r.client_cpu_pct),
                 pair(&l, |r| r.server_cpu_pct),
                 verdict_cell(&l).replace('|', "\\|"),
@@ -27,7 +29,7 @@ impl Exporter for Markdown {
         for l in super::machine::both(&report.client.machine, &report.server.machine) {
             out.push_str(&format!("{l}  \n"));
         }
-        for f in footer(report) {
+        for f in super::legends(true).into_iter().chain(footer(report, unit)) {
             out.push_str(&format!("{f}  \n"));
         }
         Ok(out)

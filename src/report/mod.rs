@@ -13,6 +13,7 @@ mod markdown;
 pub mod outputs;
 pub mod pipeline;
 pub mod ranking;
+pub mod rate_unit;
 pub mod render;
 pub mod speed;
 pub mod storage;
@@ -21,6 +22,7 @@ pub mod terminal;
 
 use crate::bench::model::{BenchReport, Direction, EngineKind, ResultRow};
 use clap::ValueEnum;
+use rate_unit::RateUnit;
 
 /// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
 /// own width).
@@ -96,12 +98,35 @@ pub(crate) fn lines(report: &BenchReport) -> Vec<Line<'_>> {
     out
 }
 
-/// `327.1 (320.4–331.0)`, or the error.
-pub(crate) fn rate_cell(r: Option<&ResultRow>) -> String {
+/// What a grade means, where grades are printed.
+pub const GRADE_LEGEND: &str = "grade: ok = recommended; weak = allowed with a warning (a 64-bit \
+     or SHA-1 MAC, CBC, a Terrapin exposure); broken = measured, never recommended; a cipher+MAC \
+     pair takes the weaker grade of the two.";
+
+/// What each verdict means, where verdicts are printed.
+pub const VERDICT_LEGEND: &str = "verdict: what bounds the row: client-cpu or server-cpu (that \
+     end's core or quota is saturated), cpu (shared) (both ends on one machine whose cores are \
+     busy), network (near the raw-TCP ceiling), path (the link or the SSH window), unclear (no \
+     limit reached; --explain shows the figures).";
+
+/// The legends under a bench table: grades (when the grade column is shown) and verdicts.
+pub(crate) fn legends(grade_shown: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if grade_shown {
+        out.push(GRADE_LEGEND.to_string());
+    }
+    out.push(VERDICT_LEGEND.to_string());
+    out
+}
+
+/// `327.1 (320.4–331.0)` in `unit`, or the error.
+pub(crate) fn rate_cell(r: Option<&ResultRow>, unit: RateUnit) -> String {
     match r {
         None => "-".into(),
         Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
-            (Some(m), Some(lo), Some(hi)) => format!("{m:.1} ({lo:.1}–{hi:.1})"),
+            (Some(m), Some(lo), Some(hi)) => {
+                format!("{:.1} ({:.1}–{:.1})", unit.of(m), unit.of(lo), unit.of(hi))
+            }
             _ => "n/a".into(),
         },
     }
@@ -295,31 +320,66 @@ pub fn explain(report: &BenchReport) -> String {
 
 /// Everything under the table: how the figures were obtained, the rankings, the engine ratios
 /// and the warnings.
-pub(crate) fn footer(report: &BenchReport) -> Vec<String> {
-    let mut out = how(report);
-    out.extend(ranking::lines(report));
+pub(crate) fn footer(report: &BenchReport, unit: RateUnit) -> Vec<String> {
+    let mut out = how(report, unit);
+    out.extend(ranking::lines(report, unit));
     out.extend(engine_ratios(&report.results));
-    out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
+    out.extend(report.warnings.iter().map(|w| warning(report, w)));
     out
 }
 
-/// How the figures were obtained: samples, warm-up, the ceiling.
-pub(crate) fn how(report: &BenchReport) -> Vec<String> {
-    let samples = report.settings.repeat;
+/// How the figures were obtained: samples (as many as the rows actually have), warm-up, the
+/// ceiling.
+pub(crate) fn how(report: &BenchReport, unit: RateUnit) -> Vec<String> {
     let mut out = vec![format!(
-        "MiB/s: median (min–max) of {samples} samples per direction after {} warm-up; CPU: % of one core, upload/download.",
+        "{}: median (min–max) of {} after {} warm-up; CPU: % of one core, upload/download.",
+        unit.label(),
+        sample_counts(&report.results),
         report.settings.warmup.max(1)
     )];
     match &report.ceiling {
         Some(c) => out.push(format!(
-            "Raw-TCP ceiling: {:.1} MiB/s ({}).",
-            c.mib_s, c.method
+            "Raw-TCP ceiling: {:.1} {} ({}).",
+            unit.of(c.mib_s),
+            unit.label(),
+            c.method
         )),
         None => {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())
         }
     }
     out
+}
+
+/// `5 samples per direction`, or `2–3 samples per row and direction` when rows differ: the
+/// counts of the rows that have figures.
+fn sample_counts(results: &[ResultRow]) -> String {
+    let counts = results
+        .iter()
+        .filter(|r| r.median_mib_s.is_some())
+        .map(|r| r.samples.len());
+    match (counts.clone().min(), counts.max()) {
+        (Some(lo), Some(hi)) if lo == hi => {
+            format!(
+                "{lo} sample{} per direction",
+                if lo == 1 { "" } else { "s" }
+            )
+        }
+        (Some(lo), Some(hi)) => format!("{lo}–{hi} samples per row and direction"),
+        _ => "the samples (no row has figures)".to_string(),
+    }
+}
+
+/// A warning as it applies to this run: an adaptive run already sized its samples, so the
+/// advice to use the adaptive default becomes the one that does apply.
+fn warning(report: &BenchReport, w: &str) -> String {
+    const ADVICE: &str = "; use a larger --size or the adaptive default";
+    match w.strip_suffix(ADVICE) {
+        Some(head) if report.settings.fixed_size_bytes.is_none() => {
+            format!("warning: {head}; --thorough takes longer samples")
+        }
+        _ => format!("warning: {w}"),
+    }
 }
 
 /// The native ÷ OpenSSH line, when one run measured both engines.
@@ -372,6 +432,30 @@ mod tests {
         r.error = None;
         r.median_mib_s = median;
         r
+    }
+
+    fn sampled(n: usize) -> ResultRow {
+        let mut r = row("openssh", "a", Direction::Upload, Some(1.0));
+        r.samples = vec![1.0; n];
+        r
+    }
+
+    #[test]
+    fn the_footer_counts_the_samples_the_rows_have() {
+        assert_eq!(
+            sample_counts(&[sampled(3), sampled(3)]),
+            "3 samples per direction"
+        );
+        assert_eq!(
+            sample_counts(&[sampled(2), sampled(3), sampled(2)]),
+            "2–3 samples per row and direction"
+        );
+        // A failed row has no figures and no say.
+        let failed = row("openssh", "b", Direction::Upload, None);
+        assert_eq!(
+            sample_counts(&[sampled(1), failed]),
+            "1 sample per direction"
+        );
     }
 
     #[test]

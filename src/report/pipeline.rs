@@ -136,6 +136,7 @@ pub(crate) fn table(report: &PipelineReport) -> String {
     for r in &report.rows {
         t.add_row(cells(report, r));
     }
+    super::terminal::keep_words(&mut t, &[9, 10, 8, 7, 4, 6, 5]);
     let mut s = format!("rsync over SSH to {}\n", report.destination);
     for l in super::machine::both(&report.client, &report.server) {
         s.push_str(&l);
@@ -154,6 +155,7 @@ pub(crate) fn table(report: &PipelineReport) -> String {
             for r in rows {
                 t.add_row(r);
             }
+            super::terminal::keep_words(&mut t, &[]);
             s.push_str(&format!("\n{title}\n{t}\n"));
         }
         for l in luks_summary(l) {

@@ -1,9 +1,10 @@
 //! The ranking as a person reads it: a short ordered list per engine and direction. Which rows
 //! share a tier is decided in `bench::ranking`; this only prints it.
 
+use super::rate_unit::RateUnit;
 use crate::bench::model::{BenchReport, RankEntry, Ranking};
 
-/// Per direction a heading and a short ordered list, e.g.
+/// Per direction a heading and a short ordered list, medians in `unit`, e.g.
 ///
 /// ```text
 /// Ranking, upload:
@@ -14,7 +15,7 @@ use crate::bench::model::{BenchReport, RankEntry, Ranking};
 ///
 /// `≈` marks a row in the tier of the row above: its samples overlap the tier leader's (the first
 /// row of the tier, without `≈`), so the run cannot tell the two apart.
-pub fn lines(report: &BenchReport) -> Vec<String> {
+pub fn lines(report: &BenchReport, unit: RateUnit) -> Vec<String> {
     let several = |r: &Ranking| report.ranking.iter().any(|o| o.engine != r.engine);
     let mut out = Vec::new();
     for r in report.ranking.iter().filter(|r| r.entries.len() > 1) {
@@ -33,7 +34,7 @@ pub fn lines(report: &BenchReport) -> Vec<String> {
                 "  {}. {}{name} {:.1}",
                 e.rank,
                 if tie { "≈ " } else { "" },
-                e.median_mib_s
+                unit.of(e.median_mib_s)
             ));
         }
     }
@@ -77,7 +78,7 @@ mod tests {
         ];
         report.ranking = rank(&report.results);
         assert_eq!(
-            lines(&report),
+            lines(&report, RateUnit::MibS),
             [
                 "Ranking, upload:",
                 "  1. fast 100.0",
@@ -87,6 +88,8 @@ mod tests {
                  this run cannot tell them apart)",
             ]
         );
-        assert!(lines(&report).iter().all(|l| l.chars().count() < 120));
+        assert!(lines(&report, RateUnit::MibS)
+            .iter()
+            .all(|l| l.chars().count() < 120));
     }
 }

@@ -11,13 +11,22 @@ use crate::storage::model::StorageReport;
 use anyhow::Result;
 
 pub fn bench(r: &BenchReport, format: Format) -> Result<String> {
-    super::exporter(format).render(r)
+    Ok(prose(format, super::exporter(format).render(r)?))
 }
 
 pub fn speed(r: &SpeedReport, format: Format) -> Result<String> {
-    match speed::text_exporter(format) {
-        Some(e) => e.render(r),
-        None => Ok(html::speed(r)),
+    Ok(match speed::text_exporter(format) {
+        Some(e) => prose(format, e.render(r)?),
+        None => html::speed(r),
+    })
+}
+
+/// A terminal table's text with the lines around its tables wrapped at spaces to the width the
+/// tables were fitted to; other formats as they are.
+fn prose(format: Format, text: String) -> String {
+    match format {
+        Format::Table => super::terminal::wrap_prose(&text),
+        _ => text,
     }
 }
 
@@ -25,7 +34,7 @@ pub fn storage(r: &StorageReport, format: Format) -> Result<String> {
     Ok(match format {
         Format::Json => serde_json::to_string_pretty(r)? + "\n",
         Format::Csv => storage::csv(r)?,
-        Format::Table => storage::text(r, false),
+        Format::Table => prose(format, storage::text(r, false)),
         Format::Markdown => storage::text(r, true),
         Format::Html => html::storage(r),
     })
@@ -34,7 +43,7 @@ pub fn storage(r: &StorageReport, format: Format) -> Result<String> {
 pub fn pipeline(r: &PipelineReport, format: Format) -> Result<String> {
     Ok(match format {
         Format::Json => serde_json::to_string_pretty(r)? + "\n",
-        Format::Table => pipeline::table(r),
+        Format::Table => prose(format, pipeline::table(r)),
         Format::Csv => pipeline::csv(r)?,
         Format::Markdown => pipeline::markdown(r),
         Format::Html => html::pipeline(r),

@@ -76,6 +76,13 @@ fn table(md: bool) -> Table {
     t
 }
 
+/// A terminal table keeps its words whole (`terminal::keep_words`); Markdown is not wrapped.
+fn whole_words(t: &mut Table, md: bool, expendable: &[usize]) {
+    if !md {
+        super::terminal::keep_words(t, expendable);
+    }
+}
+
 /// The table (or Markdown) a person reads.
 pub(crate) fn text(r: &StorageReport, md: bool) -> String {
     let mut out = format!(
@@ -117,6 +124,7 @@ pub(crate) fn text(r: &StorageReport, md: bool) -> String {
                     row.note.clone().unwrap_or_default(),
                 ]);
             }
+            whole_words(&mut t, md, &[3, 4]);
             out.push_str(&format!("{t}\n\n"));
         }
         (None, Some(e)) => out.push_str(&format!("Cipher speed: not measured: {e}\n\n")),
@@ -197,6 +205,8 @@ fn matrix(m: &MatrixResult, md: bool) -> String {
             row.extend(tests.iter().map(|x| cell_text(c.result(*x))));
             t.add_row(row);
         }
+        // The accelerator class, the flags and the sector size go before a word would split.
+        whole_words(&mut t, md, &[4, 3, 2]);
         out.push_str(&format!("{t}\n"));
         for c in &cells {
             if let Some(e) = &c.error {

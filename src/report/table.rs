@@ -2,8 +2,10 @@
 //! without `@openssh.com`, the MAC joined to its cipher, rates
 //! as `median (min–max)` with whole numbers for the spread above 100 MiB/s, CPU as
 //! `upload/download` per end, the verdict without its reason (that is `--explain`), and a
-//! failed row's error cut short (the JSON and `--explain` keep it whole).
+//! failed row's error cut short (the JSON and `--explain` keep it whole). No word is split:
+//! on a narrow terminal the CPU columns go first, then the grade, then names break after `+`.
 
+use super::rate_unit::RateUnit;
 use super::{footer, lines, pair, verdict_cell, Exporter};
 use crate::bench::model::{BenchReport, ResultRow};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Table as Ct};
@@ -13,45 +15,22 @@ const ERROR_CHARS: usize = 48;
 
 pub struct Table;
 
+/// Columns hidden first when the table would split a word otherwise: the CPU pair, then the
+/// grade (counted without the engine column; see `build`).
+const EXPENDABLE: [usize; 3] = [4, 5, 1];
+
 impl Exporter for Table {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let lines = lines(report);
-        let multi_engine = lines.iter().any(|l| l.engine != lines[0].engine);
-        let mut t = Ct::new();
-        t.load_preset(UTF8_FULL_CONDENSED);
-        super::terminal::fit(&mut t);
-        let mut header = vec![
-            "cipher(+mac)",
-            "grade",
-            "up MiB/s",
-            "down MiB/s",
-            "client %",
-            "server %",
-            "verdict",
-        ];
-        if multi_engine {
-            header.insert(0, "engine");
+        let (mut t, mut kept) = build(&lines, false);
+        if !kept.fits {
+            // Even without the expendable columns a cipher+MAC name is too wide: break names
+            // after the `+`.
+            (t, kept) = build(&lines, true);
         }
-        t.set_header(header);
-        for l in &lines {
-            let name = match l.mac {
-                Some(m) => format!("{}+{}", bare(l.cipher), bare(m)),
-                None => bare(l.cipher).to_string(),
-            };
-            let mut row = vec![
-                Cell::new(name),
-                super::terminal::grade_cell(l.grade),
-                Cell::new(rate(l.up)),
-                Cell::new(rate(l.down)),
-                Cell::new(pair(l, |r| r.client_cpu_pct)),
-                Cell::new(pair(l, |r| r.server_cpu_pct)),
-                Cell::new(short(&verdict_cell(l))),
-            ];
-            if multi_engine {
-                row.insert(0, Cell::new(l.engine));
-            }
-            t.add_row(row);
-        }
+        let grade_shown = !kept
+            .hidden
+            .contains(&(EXPENDABLE[2] + engine_column(&lines)));
         let mut out = format!(
             "sshtune bench: {} ({})\n",
             report.host,
@@ -66,19 +45,70 @@ impl Exporter for Table {
             out.push('\n');
         }
         out.push_str(&format!("{t}\n"));
-        out.push_str(
-            "Names without their @openssh.com suffix (JSON and config use the full names).\n",
-        );
-        for f in footer(report) {
+        let mut notes = vec![
+            "Names without their @openssh.com suffix (JSON and config use the full names)."
+                .to_string(),
+        ];
+        notes.extend(super::legends(grade_shown));
+        notes.extend(footer(report, super::rate_unit::current()));
+        notes.extend(stopped_note(report));
+        for f in notes {
             out.push_str(&f);
-            out.push('\n');
-        }
-        if let Some(line) = stopped_note(report) {
-            out.push_str(&line);
             out.push('\n');
         }
         Ok(out)
     }
+}
+
+/// 1 when the table has an engine column (a run of both engines), else 0.
+fn engine_column(lines: &[super::Line]) -> usize {
+    usize::from(lines.iter().any(|l| l.engine != lines[0].engine))
+}
+
+/// The table of `lines`, with names broken after `+` when `split_names`, and what
+/// `keep_words` hid to keep words whole.
+fn build(lines: &[super::Line], split_names: bool) -> (Ct, super::terminal::Kept) {
+    let multi_engine = engine_column(lines) == 1;
+    let mut t = Ct::new();
+    t.load_preset(UTF8_FULL_CONDENSED);
+    super::terminal::fit(&mut t);
+    let unit = super::rate_unit::current();
+    let mut header = vec![
+        "cipher(+mac)".to_string(),
+        "grade".into(),
+        format!("up {}", unit.label()),
+        format!("down {}", unit.label()),
+        "client %".into(),
+        "server %".into(),
+        "verdict".into(),
+    ];
+    if multi_engine {
+        header.insert(0, "engine".into());
+    }
+    t.set_header(header.clone());
+    for l in lines {
+        let name = match l.mac {
+            Some(m) if split_names => format!("{}+\n{}", bare(l.cipher), bare(m)),
+            Some(m) => format!("{}+{}", bare(l.cipher), bare(m)),
+            None => bare(l.cipher).to_string(),
+        };
+        let mut row = vec![
+            Cell::new(name),
+            super::terminal::grade_cell(l.grade),
+            Cell::new(rate(l.up, unit)),
+            Cell::new(rate(l.down, unit)),
+            Cell::new(pair(l, |r| r.client_cpu_pct)),
+            Cell::new(pair(l, |r| r.server_cpu_pct)),
+            Cell::new(short(&verdict_cell(l))),
+        ];
+        if multi_engine {
+            row.insert(0, Cell::new(l.engine));
+        }
+        t.add_row(row);
+    }
+    let expendable = EXPENDABLE.map(|i| i + engine_column(lines));
+    let kept = super::terminal::keep_words(&mut t, &expendable);
+    (t, kept)
 }
 
 /// What the † on a figure means: sampling of that row stopped early, with how many samples
@@ -106,8 +136,8 @@ fn stopped_note(report: &BenchReport) -> Option<String> {
     })
 }
 
-/// `362.5 (331–379)`; one decimal for the spread below 100 MiB/s.
-fn rate(r: Option<&ResultRow>) -> String {
+/// `362.5 (331–379)` in `unit`; one decimal for the spread below 100.
+fn rate(r: Option<&ResultRow>, unit: RateUnit) -> String {
     let n = |v: f64| {
         if v >= 100.0 {
             format!("{v:.0}")
@@ -119,6 +149,7 @@ fn rate(r: Option<&ResultRow>) -> String {
         None => "-".into(),
         Some(r) => match (r.median_mib_s, r.min_mib_s, r.max_mib_s) {
             (Some(m), Some(lo), Some(hi)) => {
+                let (m, lo, hi) = (unit.of(m), unit.of(lo), unit.of(hi));
                 let mark = if r.stopped.is_some() { "†" } else { "" };
                 format!("{m:.1} ({}–{}){mark}", n(lo), n(hi))
             }

@@ -3,8 +3,12 @@
 //! has no escape codes, which would be noise there. `NO_COLOR` (no-color.org: set and not
 //! empty) turns colours off even on a terminal; `--color always|never` overrides both, except
 //! that a file written with `--output` never carries colours.
+//!
+//! A table never splits a word: `keep_words` gives every column at least its longest word
+//! (names, numbers and `(min–max)` ranges are words) and hides the columns a table names as
+//! expendable until the rest fits; `wrap` breaks footer lines at spaces only.
 
-use comfy_table::{Cell, Color, ContentArrangement, Table};
+use comfy_table::{Cell, Color, ColumnConstraint, ContentArrangement, Table, Width};
 use std::cell::Cell as Flag;
 use std::ffi::OsString;
 use std::io::IsTerminal;
@@ -67,6 +71,97 @@ pub fn fit(t: &mut Table) {
     }
 }
 
+/// The width tables and footers are laid out for: the terminal's, or `TABLE_WIDTH`.
+pub fn width() -> u16 {
+    let terminal_width = if to_terminal() {
+        Table::new().width()
+    } else {
+        None
+    };
+    width_for(terminal_width)
+}
+
+/// Makes `t` (rows added, `fit` called) keep every word whole: each column gets at least its
+/// longest word, and the columns in `expendable` are hidden, in that order, until the rest fits
+/// `t`'s width.
+pub fn keep_words(t: &mut Table, expendable: &[usize]) -> Kept {
+    let width = usize::from(t.width().unwrap_or(super::TABLE_WIDTH));
+    let n = t.column_count();
+    let longest: Vec<usize> = (0..n)
+        .map(|i| {
+            t.column_cells_with_header_iter(i)
+                .flatten()
+                .map(|c| longest_word(&c.content()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut hidden = Vec::new();
+    let needed = |hidden: &[usize]| {
+        let shown: Vec<usize> = (0..n).filter(|i| !hidden.contains(i)).collect();
+        // Each shown column: its words, one space either side and one border.
+        shown.iter().map(|&i| longest[i] + 3).sum::<usize>() + 1
+    };
+    for &i in expendable {
+        if needed(&hidden) <= width {
+            break;
+        }
+        hidden.push(i);
+    }
+    for (i, column) in t.column_iter_mut().enumerate() {
+        column.set_constraint(if hidden.contains(&i) {
+            ColumnConstraint::Hidden
+        } else {
+            ColumnConstraint::LowerBoundary(Width::Fixed((longest[i] + 2) as u16))
+        });
+    }
+    Kept {
+        fits: needed(&hidden) <= width,
+        hidden,
+    }
+}
+
+/// What `keep_words` did: the columns it hid, and whether the rest fits (when it does not, the
+/// table is wider than the terminal and the caller may shorten its words).
+pub struct Kept {
+    pub fits: bool,
+    pub hidden: Vec<usize>,
+}
+
+/// Display width of the longest space-separated word of `text`.
+fn longest_word(text: &str) -> usize {
+    text.split_whitespace()
+        .map(textwrap::core::display_width)
+        .max()
+        .unwrap_or(0)
+}
+
+/// `line` broken at spaces to `width()` columns; a word longer than that stays whole on its
+/// own line. Continuation lines keep the first line's indent plus two spaces.
+pub fn wrap(line: &str) -> String {
+    let indent = " ".repeat(line.len() - line.trim_start().len() + 2);
+    let options = textwrap::Options::new(usize::from(width()))
+        .break_words(false)
+        .word_splitter(textwrap::WordSplitter::NoHyphenation)
+        .subsequent_indent(&indent);
+    textwrap::fill(line, options)
+}
+
+/// `text` with every line outside a table wrapped by `wrap`; table lines (they start with a
+/// border) were fitted already.
+pub fn wrap_prose(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        if line.starts_with(['┌', '│', '╞', '├', '└', '╭', '╰']) || line.is_empty() {
+            out.push_str(line);
+        } else {
+            out.push_str(&wrap(line));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn width_for(terminal: Option<u16>) -> u16 {
     match terminal {
         Some(w) if w >= NARROWEST_TERMINAL => w,
@@ -126,6 +221,41 @@ mod tests {
         assert_eq!(width_for(Some(0)), crate::report::TABLE_WIDTH);
         assert_eq!(width_for(Some(12)), crate::report::TABLE_WIDTH);
         assert_eq!(width_for(Some(80)), 80);
+    }
+
+    #[test]
+    fn columns_go_before_a_word_splits() {
+        let mut t = Table::new();
+        t.set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(50)
+            .set_header(vec!["name", "cpu", "rate"])
+            .add_row(vec![
+                "chacha20-poly1305@openssh.com",
+                "12/13",
+                "362.5 (331–379)",
+            ]);
+        let kept = keep_words(&mut t, &[1]);
+        assert!(kept.fits);
+        assert_eq!(kept.hidden, [1]);
+        let text = t.to_string();
+        assert!(text.contains("chacha20-poly1305@openssh.com"), "{text}");
+        assert!(text.contains("(331–379)"), "{text}");
+        assert!(!text.contains("12/13"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 50), "{text}");
+    }
+
+    #[test]
+    fn prose_wraps_at_spaces_only() {
+        let line = format!("warning: {}", "aes128-gcm@openssh.com ".repeat(8));
+        let wrapped = for_file(|| wrap(&line));
+        assert!(wrapped.lines().count() > 1);
+        for l in wrapped.lines() {
+            assert!(l.chars().count() <= usize::from(crate::report::TABLE_WIDTH));
+            assert!(
+                l.trim_end().ends_with("openssh.com") || l.ends_with("warning:"),
+                "{l}"
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod cli {
     mod bench;
     mod closed_pipe;
     mod probe;
+    mod pty;
     mod speed;
 }
 
@@ -59,7 +60,9 @@ mod pipeline {
 mod report {
     mod colour;
     mod fail_on_drop;
+    mod footers;
     mod html;
+    mod units;
 }
 
 /// Known situations (CPU quotas, shaped links, a jump host, an Ansible fleet) and the verdicts

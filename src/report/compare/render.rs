@@ -82,20 +82,37 @@ pub fn legend(c: &Comparison) -> Vec<String> {
     out
 }
 
+/// The terminal table: names without `@openssh.com` (the suffix is most of a name's width and
+/// would make words longer than a narrow terminal's columns), every word whole
+/// (`terminal::keep_words`), the legend wrapped at spaces.
 fn table(c: &Comparison) -> String {
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED).set_header(header(c));
     crate::report::terminal::fit(&mut t);
+    let keys = c.key_columns.len();
     for r in &c.rows {
-        t.add_row(cells(c, r));
+        let mut row = cells(c, r);
+        for cell in row.iter_mut().take(keys) {
+            *cell = cell.replace("@openssh.com", "");
+        }
+        t.add_row(row);
     }
+    crate::report::terminal::keep_words(&mut t, &[]);
     let mut out = format!(
         "sshtune report: {} runs of {} compared\n{t}\n",
         c.runs.len(),
         c.kind
     );
+    if c.rows
+        .iter()
+        .any(|r| r.key.iter().any(|k| k.contains("@openssh.com")))
+    {
+        out.push_str(
+            "Names without their @openssh.com suffix (JSON and CSV use the full names).\n",
+        );
+    }
     for l in legend(c) {
-        out.push_str(&l);
+        out.push_str(&crate::report::terminal::wrap(&l));
         out.push('\n');
     }
     out

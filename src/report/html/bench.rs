@@ -53,8 +53,8 @@ pub fn bench(report: &BenchReport) -> String {
                 l.engine.to_string(),
                 cipher_mac(l.cipher, l.mac),
                 l.grade.to_string(),
-                rate_cell(l.up),
-                rate_cell(l.down),
+                rate_cell(l.up, crate::report::rate_unit::RateUnit::MibS),
+                rate_cell(l.down, crate::report::rate_unit::RateUnit::MibS),
                 pair(l, |r| r.client_cpu_pct),
                 pair(l, |r| r.server_cpu_pct),
                 verdict_cell(l),
@@ -88,7 +88,10 @@ pub fn bench(report: &BenchReport) -> String {
             report.settings.min_duration_s, report.settings.repeat, report.settings.warmup.max(1)
         ),
     }];
-    how.extend(crate::report::how(report));
+    how.extend(crate::report::how(
+        report,
+        crate::report::rate_unit::RateUnit::MibS,
+    ));
     how.extend(crate::report::ratios(report));
     body.push_str(&list("how", &how));
     body.push_str(&list("how warn", &report.warnings));

@@ -76,7 +76,7 @@ pub fn speed(report: &SpeedReport) -> String {
     body.push_str("<h2>How these figures were obtained</h2>\n");
     let mut how = vec![format!("Clock: {}.", report.settings.clock)];
     how.extend(
-        footer(report)
+        footer(report, crate::report::rate_unit::RateUnit::MibS)
             .into_iter()
             .filter(|l| !l.starts_with("warning:")),
     );

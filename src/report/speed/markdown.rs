@@ -5,8 +5,10 @@ pub struct Markdown;
 
 impl Exporter for Markdown {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
-        let mut out = String::from(
-            "| kind | algorithm | grade | backend | MiB/s | openssl speed MiB/s | ratio |\n\
+        let unit = crate::report::rate_unit::current();
+        let u = unit.label();
+        let mut out = format!(
+            "| kind | algorithm | grade | backend | {u} | openssl speed {u} | ratio |\n\
              |---|---|---|---|---:|---:|---:|\n",
         );
         for r in &report.rows {
@@ -16,8 +18,8 @@ impl Exporter for Markdown {
                 what(r),
                 r.grade,
                 backend_cell(r),
-                rate_cell(r).replace('|', "\\|"),
-                reference_cell(r),
+                rate_cell(r, unit).replace('|', "\\|"),
+                reference_cell(r, unit),
                 ratio_cell(r),
             ));
         }
@@ -26,7 +28,7 @@ impl Exporter for Markdown {
             "{}  \n",
             crate::report::machine::line(&report.machine)
         ));
-        for f in footer(report) {
+        for f in footer(report, unit) {
             out.push_str(&format!("{f}  \n"));
         }
         Ok(out)

@@ -6,6 +6,7 @@ mod json;
 mod markdown;
 mod table;
 
+use crate::report::rate_unit::RateUnit;
 use crate::report::Format;
 use crate::speed::model::{SpeedReport, SpeedRow};
 
@@ -39,23 +40,27 @@ pub(crate) fn backend_cell(r: &SpeedRow) -> String {
     format!("{}{}", r.backend, if r.default_backend { "*" } else { "" })
 }
 
-/// `4583.2 (4501.0–4601.9)`, or the error.
-pub(crate) fn rate_cell(r: &SpeedRow) -> String {
+/// `4583.2 (4501.0–4601.9)` in `unit`, or the error.
+pub(crate) fn rate_cell(r: &SpeedRow, unit: RateUnit) -> String {
     match (&r.stats, &r.error) {
         (Some(s), _) => format!(
             "{:.1} ({:.1}–{:.1})",
-            s.median_mib_s, s.min_mib_s, s.max_mib_s
+            unit.of(s.median_mib_s),
+            unit.of(s.min_mib_s),
+            unit.of(s.max_mib_s)
         ),
         (None, Some(e)) => format!("error: {e}"),
         (None, None) => "n/a".into(),
     }
 }
 
-pub(crate) fn reference_cell(r: &SpeedRow) -> String {
+pub(crate) fn reference_cell(r: &SpeedRow, unit: RateUnit) -> String {
     match &r.reference {
         Some(x) => format!(
             "{:.1} ({:.1}–{:.1})",
-            x.stats.median_mib_s, x.stats.min_mib_s, x.stats.max_mib_s
+            unit.of(x.stats.median_mib_s),
+            unit.of(x.stats.min_mib_s),
+            unit.of(x.stats.max_mib_s)
         ),
         None => "-".into(),
     }
@@ -65,10 +70,11 @@ pub(crate) fn ratio_cell(r: &SpeedRow) -> String {
     r.ratio.map_or("-".into(), |x| format!("{x:.2}×"))
 }
 
-pub(crate) fn footer(report: &SpeedReport) -> Vec<String> {
+pub(crate) fn footer(report: &SpeedReport, unit: RateUnit) -> Vec<String> {
     let s = &report.settings;
     let mut out = vec![format!(
-        "MiB/s per CPU-second of one thread: median (min–max) of {} samples of ≥{} s, {} KiB per call; * = default backend.",
+        "{} per CPU-second of one thread: median (min–max) of {} samples of ≥{} s, {} KiB per call; * = default backend.",
+        unit.label(),
         s.samples,
         s.min_time_s,
         s.packet_bytes / 1024
@@ -90,6 +96,7 @@ pub(crate) fn footer(report: &SpeedReport) -> Vec<String> {
         }
     }
     out.extend(notes.into_iter().map(|n| format!("No reference for {n}.")));
+    out.push(crate::report::GRADE_LEGEND.to_string());
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
 }
