@@ -413,9 +413,10 @@ const THREADS_HELP: &str = "Native engine and serve: threads that seal what we s
 #[derive(Debug, Clone, Args)]
 pub struct ConfigArgs {
     /// A bench report (`sshtune bench --format json --output FILE`); `-` reads standard input.
-    /// From a report of both engines, the OpenSSH engine's rows are used.
-    #[arg(long, conflicts_with = "host", required_unless_present = "host")]
-    pub from: Option<PathBuf>,
+    /// From a report of both engines, the OpenSSH engine's rows are used. Several reports of
+    /// one host are pooled: each row's samples are those of every run.
+    #[arg(long, num_args = 1.., conflicts_with = "host", required_unless_present = "host")]
+    pub from: Vec<PathBuf>,
     /// Measure this destination first (as `sshtune bench HOST` does).
     #[arg(long)]
     pub host: Option<String>,

@@ -119,29 +119,24 @@ fn check(args: &ConfigArgs, target: OpenSshVersion, out: &Emitted) -> Result<()>
     Ok(())
 }
 
-/// The bench report named by `--from` (`-`: standard input), or a fresh measurement.
+/// The bench report named by `--from` (`-`: standard input; several are pooled), or a fresh
+/// measurement.
 fn load(args: &ConfigArgs) -> Result<BenchReport> {
-    if let Some(path) = &args.from {
-        let (name, text) = if path.as_os_str() == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .context("reading the bench report from standard input")?;
-            ("standard input".to_string(), text)
-        } else {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            (path.display().to_string(), text)
-        };
-        let report: BenchReport = serde_json::from_str(&text)
-            .with_context(|| format!("{name} is not a sshtune bench report ({SCHEMA})"))?;
-        if report.schema != SCHEMA {
-            bail!(
-                "{name}: schema {:?}, this sshtune reads {SCHEMA:?}",
-                report.schema
+    if !args.from.is_empty() {
+        let mut reports = Vec::new();
+        let mut names = Vec::new();
+        for path in &args.from {
+            let (name, report) = read_report(path)?;
+            reports.push(report);
+            names.push(name);
+        }
+        if names.len() > 1 && !args.quiet {
+            eprintln!(
+                "pooled {} runs of one host: each cipher's samples are those of every run",
+                names.len()
             );
         }
-        return Ok(report);
+        return crate::config::pool::pool(reports, &names);
     }
     let opts = Options {
         ssh_args: args.ssh.used(),
@@ -156,6 +151,30 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
     super::bench_names::check(&opts)?;
     let quiet = args.quiet;
     suite::run(&opts, &|| Box::new(progress::Stderr::new(quiet)))
+}
+
+/// One bench report from a file or, for `-`, standard input, with the name errors use.
+fn read_report(path: &std::path::Path) -> Result<(String, BenchReport)> {
+    let (name, text) = if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading the bench report from standard input")?;
+        ("standard input".to_string(), text)
+    } else {
+        let text =
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        (path.display().to_string(), text)
+    };
+    let report: BenchReport = serde_json::from_str(&text)
+        .with_context(|| format!("{name} is not a sshtune bench report ({SCHEMA})"))?;
+    if report.schema != SCHEMA {
+        bail!(
+            "{name}: schema {:?}, this sshtune reads {SCHEMA:?}",
+            report.schema
+        );
+    }
+    Ok((name, report))
 }
 
 fn target(args: &ConfigArgs, report: &BenchReport) -> Result<OpenSshVersion> {

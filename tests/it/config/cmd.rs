@@ -435,6 +435,70 @@ fn bad_input_gives_one_clear_line() {
     assert!(stderr(&o).contains("not an OpenSSH version"));
 }
 
+/// `--from a.json b.json`: one host's runs pooled. Run b reads aes128-gcm lower, so that its
+/// lead over aes256-gcm in run a alone is not a lead across both runs; every pooled row holds
+/// the samples of both runs. Runs of different hosts are refused.
+#[test]
+fn several_runs_of_one_host_are_pooled() {
+    let _lock = support::shared();
+    let fx = fixture("config/bench-openssh-9.2.json");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
+    let rows = report["results"].as_array_mut().unwrap();
+    for row in rows.iter_mut() {
+        if row["cipher"] == "aes128-gcm@openssh.com" && row["direction"] == "upload" {
+            let low: Vec<f64> = row["samples"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap() * 0.85)
+                .collect();
+            row["samples"] = serde_json::json!(low);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let b = dir.path().join("b.json");
+    std::fs::write(&b, serde_json::to_string(&report).unwrap()).unwrap();
+    let args = |second: &Path| {
+        config(&[
+            "--from",
+            fx.to_str().unwrap(),
+            second.to_str().unwrap(),
+            "--direction",
+            "upload",
+            "--server",
+        ])
+    };
+    let alone = ok(&config(&[
+        "--from",
+        fx.to_str().unwrap(),
+        "--direction",
+        "upload",
+        "--server",
+    ]));
+    assert!(alone.contains("n=3)"), "{alone}");
+    let o = args(&b);
+    let dropin = ok(&o);
+    assert!(stderr(&o).contains("pooled 2 runs"), "{}", stderr(&o));
+    assert!(
+        dropin.contains("n=6)") && !dropin.contains("n=3)"),
+        "{dropin}"
+    );
+    let line = ciphers_of(&dropin);
+    assert_eq!(line.len(), 6, "{line:?}");
+    assert!(
+        dropin.contains("aes128-gcm@openssh.com") && dropin.contains("tied"),
+        "the pooled lead is not significant: {dropin}"
+    );
+    report["host"] = "bench@other.example".into();
+    std::fs::write(&b, serde_json::to_string(&report).unwrap()).unwrap();
+    let o = args(&b);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("different hosts"), "{err}");
+    assert_eq!(err.trim().lines().count(), 2, "pooled line + cause: {err}");
+}
+
 fn files_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
