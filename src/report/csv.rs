@@ -1,9 +1,9 @@
-use super::Exporter;
+use super::export::Exporter;
 use crate::bench::model::BenchReport;
 
 pub struct Csv;
 
-impl Exporter for Csv {
+impl Exporter<BenchReport> for Csv {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         w.write_record([

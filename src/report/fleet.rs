@@ -4,9 +4,9 @@
 //! run failed (the Ansible role's `sshtune.fleet-error/1` file) is listed with its error rather
 //! than dropped, so a missing board is visible.
 
-use super::html::{esc, list, page, table};
+use super::export::Format;
+use super::html::shell::{esc, list, page, table};
 use super::load::{FleetError, Loaded};
-use super::Format;
 use crate::bench::model::{BenchReport, Direction, Directions};
 use crate::config::{engine, policy};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};

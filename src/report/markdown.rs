@@ -1,9 +1,11 @@
-use super::{footer, lines, pair, rate_cell, verdict_cell, Exporter};
+use super::cells::{lines, pair, rate_cell, verdict_cell};
+use super::export::Exporter;
+use super::footer::footer;
 use crate::bench::model::BenchReport;
 
 pub struct Markdown;
 
-impl Exporter for Markdown {
+impl Exporter<BenchReport> for Markdown {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let unit = super::rate_unit::current();
         let u = unit.label();
@@ -29,7 +31,10 @@ impl Exporter for Markdown {
         for l in super::machine::both(&report.client.machine, &report.server.machine) {
             out.push_str(&format!("{l}  \n"));
         }
-        for f in super::legends(true).into_iter().chain(footer(report, unit)) {
+        for f in super::cells::legends(true)
+            .into_iter()
+            .chain(footer(report, unit))
+        {
             out.push_str(&format!("{f}  \n"));
         }
         Ok(out)

@@ -2,8 +2,10 @@
 //! for each format. Commands and `sshtune report` come here, so a format added once works for
 //! every command.
 
+use super::export::{Exporter, Format};
+use super::json::Json;
 use super::load::Loaded;
-use super::{html, pipeline, speed, storage, Format};
+use super::{csv, html, markdown, pipeline, speed, storage, table, terminal};
 use crate::bench::model::BenchReport;
 use crate::pipeline::model::PipelineReport;
 use crate::speed::model::SpeedReport;
@@ -11,28 +13,39 @@ use crate::storage::model::StorageReport;
 use anyhow::Result;
 
 pub fn bench(r: &BenchReport, format: Format) -> Result<String> {
-    Ok(prose(format, super::exporter(format).render(r)?))
+    let e: Box<dyn Exporter<BenchReport>> = match format {
+        Format::Table => Box::new(table::Table),
+        Format::Json => Box::new(Json),
+        Format::Csv => Box::new(csv::Csv),
+        Format::Markdown => Box::new(markdown::Markdown),
+        Format::Html => return Ok(html::bench(r)),
+    };
+    Ok(prose(format, e.render(r)?))
 }
 
 pub fn speed(r: &SpeedReport, format: Format) -> Result<String> {
-    Ok(match speed::text_exporter(format) {
-        Some(e) => prose(format, e.render(r)?),
-        None => html::speed(r),
-    })
+    let e: Box<dyn Exporter<SpeedReport>> = match format {
+        Format::Table => Box::new(speed::table::Table),
+        Format::Json => Box::new(Json),
+        Format::Csv => Box::new(speed::csv::Csv),
+        Format::Markdown => Box::new(speed::markdown::Markdown),
+        Format::Html => return Ok(html::speed(r)),
+    };
+    Ok(prose(format, e.render(r)?))
 }
 
 /// A terminal table's text with the lines around its tables wrapped at spaces to the width the
 /// tables were fitted to; other formats as they are.
 fn prose(format: Format, text: String) -> String {
     match format {
-        Format::Table => super::terminal::wrap_prose(&text),
+        Format::Table => terminal::wrap_prose(&text),
         _ => text,
     }
 }
 
 pub fn storage(r: &StorageReport, format: Format) -> Result<String> {
     Ok(match format {
-        Format::Json => serde_json::to_string_pretty(r)? + "\n",
+        Format::Json => Json.render(r)?,
         Format::Csv => storage::csv(r)?,
         Format::Table => prose(format, storage::text(r, false)),
         Format::Markdown => storage::text(r, true),
@@ -42,7 +55,7 @@ pub fn storage(r: &StorageReport, format: Format) -> Result<String> {
 
 pub fn pipeline(r: &PipelineReport, format: Format) -> Result<String> {
     Ok(match format {
-        Format::Json => serde_json::to_string_pretty(r)? + "\n",
+        Format::Json => Json.render(r)?,
         Format::Table => prose(format, pipeline::table(r)),
         Format::Csv => pipeline::csv(r)?,
         Format::Markdown => pipeline::markdown(r),

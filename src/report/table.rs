@@ -5,8 +5,10 @@
 //! failed row's error cut short (the JSON and `--explain` keep it whole). No word is split:
 //! on a narrow terminal the CPU columns go first, then the grade, then names break after `+`.
 
+use super::cells::{lines, pair, verdict_cell};
+use super::export::Exporter;
+use super::footer::footer;
 use super::rate_unit::RateUnit;
-use super::{footer, lines, pair, verdict_cell, Exporter};
 use crate::bench::model::{BenchReport, ResultRow};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Cell, Table as Ct};
 
@@ -19,7 +21,7 @@ pub struct Table;
 /// grade (counted without the engine column; see `build`).
 const EXPENDABLE: [usize; 3] = [4, 5, 1];
 
-impl Exporter for Table {
+impl Exporter<BenchReport> for Table {
     fn render(&self, report: &BenchReport) -> anyhow::Result<String> {
         let lines = lines(report);
         let (mut t, mut kept) = build(&lines, false);
@@ -49,7 +51,7 @@ impl Exporter for Table {
             "Names without their @openssh.com suffix (JSON and config use the full names)."
                 .to_string(),
         ];
-        notes.extend(super::legends(grade_shown));
+        notes.extend(super::cells::legends(grade_shown));
         notes.extend(footer(report, super::rate_unit::current()));
         notes.extend(stopped_note(report));
         for f in notes {
@@ -61,13 +63,13 @@ impl Exporter for Table {
 }
 
 /// 1 when the table has an engine column (a run of both engines), else 0.
-fn engine_column(lines: &[super::Line]) -> usize {
+fn engine_column(lines: &[super::cells::Line]) -> usize {
     usize::from(lines.iter().any(|l| l.engine != lines[0].engine))
 }
 
 /// The table of `lines`, with names broken after `+` when `split_names`, and what
 /// `keep_words` hid to keep words whole.
-fn build(lines: &[super::Line], split_names: bool) -> (Ct, super::terminal::Kept) {
+fn build(lines: &[super::cells::Line], split_names: bool) -> (Ct, super::terminal::Kept) {
     let multi_engine = engine_column(lines) == 1;
     let mut t = Ct::new();
     t.load_preset(UTF8_FULL_CONDENSED);

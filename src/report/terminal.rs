@@ -14,6 +14,10 @@ use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+/// Terminal tables fit this many columns when stdout is not a terminal (a terminal gives its
+/// own width).
+pub const TABLE_WIDTH: u16 = 120;
+
 /// Whether tables may carry colours, as `--color` asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Colours {
@@ -85,7 +89,7 @@ pub fn width() -> u16 {
 /// longest word, and the columns in `expendable` are hidden, in that order, until the rest fits
 /// `t`'s width.
 pub fn keep_words(t: &mut Table, expendable: &[usize]) -> Kept {
-    let width = usize::from(t.width().unwrap_or(super::TABLE_WIDTH));
+    let width = usize::from(t.width().unwrap_or(TABLE_WIDTH));
     let n = t.column_count();
     let longest: Vec<usize> = (0..n)
         .map(|i| {
@@ -165,7 +169,7 @@ pub fn wrap_prose(text: &str) -> String {
 fn width_for(terminal: Option<u16>) -> u16 {
     match terminal {
         Some(w) if w >= NARROWEST_TERMINAL => w,
-        _ => super::TABLE_WIDTH,
+        _ => TABLE_WIDTH,
     }
 }
 

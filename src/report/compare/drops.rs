@@ -3,7 +3,7 @@
 //! *and* the change is significant (the two runs' sample ranges do not overlap): a drop inside
 //! the noise is not a regression anyone can act on.
 
-use super::{Comparison, Row};
+use super::model::{Comparison, Row};
 
 /// A row that dropped past the threshold in one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,7 +71,7 @@ pub fn parse_threshold(s: &str) -> Result<f64, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Change, Run};
+    use super::super::model::{Change, Run};
     use super::*;
 
     fn run(label: &str) -> Run {

@@ -1,7 +1,7 @@
 //! What a row of each kind is (its identity) and what figure it carries, and how a run names
 //! itself when no `--label` is given.
 
-use super::Figure;
+use super::model::Figure;
 use crate::report::load::Loaded;
 
 pub fn key_columns(r: &Loaded) -> &'static [&'static str] {
@@ -39,7 +39,7 @@ pub fn rows(r: &Loaded) -> Vec<(Vec<String>, Option<Figure>)> {
                 (
                     vec![
                         x.kind.to_string(),
-                        crate::report::speed::what(x),
+                        crate::report::speed::cells::what(x),
                         x.backend.clone(),
                     ],
                     x.stats

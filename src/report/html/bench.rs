@@ -2,10 +2,10 @@
 //! colour by grade, verdict beside, raw-TCP ceiling as a line), the CPU of both ends per
 //! cipher, the rankings, and how the figures were obtained.
 
+use super::shell::{cipher_mac, esc, grade_class, grade_legend, list, page, table};
 use super::svg::{self, Bar, Group, Line};
-use super::{cipher_mac, esc, grade_class, grade_legend, list, page, table};
 use crate::bench::model::{BenchReport, Direction, ResultRow};
-use crate::report::{lines, pair, rate_cell, verdict_cell};
+use crate::report::cells::{lines, pair, rate_cell, verdict_cell};
 
 pub fn bench(report: &BenchReport) -> String {
     let mut body = format!(
@@ -88,11 +88,11 @@ pub fn bench(report: &BenchReport) -> String {
             report.settings.min_duration_s, report.settings.repeat, report.settings.warmup.max(1)
         ),
     }];
-    how.extend(crate::report::how(
+    how.extend(crate::report::footer::how(
         report,
         crate::report::rate_unit::RateUnit::MibS,
     ));
-    how.extend(crate::report::ratios(report));
+    how.extend(crate::report::footer::ratios(report));
     body.push_str(&list("how", &how));
     body.push_str(&list("how warn", &report.warnings));
     page(&format!("sshtune bench: {}", report.host), &body)

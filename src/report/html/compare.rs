@@ -1,10 +1,10 @@
 //! The comparison page: per row, one bar per run (paired bars for two runs), each with its
 //! whiskers, the change against the first run beside it.
 
+use super::shell::{esc, list, page, table};
 use super::svg::{self, Bar, Group};
-use super::{esc, list, page, table};
-use crate::report::compare::render::{cells, header, legend};
-use crate::report::compare::{change_cell, figure_cell, presence_note, Comparison};
+use crate::report::compare::cells::{cells, header, legend};
+use crate::report::compare::model::{change_cell, figure_cell, presence_note, Comparison};
 
 pub fn comparison(c: &Comparison) -> String {
     let mut body = format!(

@@ -2,8 +2,8 @@
 //! where the CPU went as stacked bars per row (the same stage groups as the table), and the
 //! verdict with its suggestions.
 
+use super::shell::{esc, list, page};
 use super::svg::{self, Bar, Group, Line, Stack};
-use super::{esc, list, page};
 use crate::pipeline::model::PipelineReport;
 use crate::report::pipeline::{share, STAGES};
 

@@ -1,9 +1,9 @@
 //! The speed page: per kind of row (cipher, MAC, pair) a bar per algorithm and backend, the
 //! `openssl speed` figure of the same primitive drawn beside it in grey, the ratio as a note.
 
+use super::shell::{esc, grade_class, list, page};
 use super::svg::{self, Bar, Group};
-use super::{esc, grade_class, list, page};
-use crate::report::speed::{backend_cell, footer, what};
+use crate::report::speed::cells::{backend_cell, footer, what};
 use crate::speed::model::{RowKind, SpeedReport};
 
 pub fn speed(report: &SpeedReport) -> String {

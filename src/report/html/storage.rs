@@ -2,8 +2,8 @@
 //! one column per test, each cell its median MiB/s coloured by its share of the unencrypted
 //! baseline (the seed's "% of baseline" column, made visible).
 
+use super::shell::{esc, list, page};
 use super::svg;
-use super::{esc, list, page};
 use crate::report::storage::capabilities;
 use crate::storage::model::{CellResult, StorageReport};
 use crate::storage::plan::Layer;

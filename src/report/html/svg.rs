@@ -8,7 +8,7 @@
 //! Every bar carries a `data-*` attribute naming what it shows (`data-row` for a measured
 //! result), so a test can count the bars a browser rendered against the rows of the report.
 
-use super::esc;
+use super::shell::esc;
 use std::fmt::Write as _;
 
 const WIDTH: f64 = 960.0;

@@ -1,9 +1,9 @@
-use super::Exporter;
+use crate::report::export::Exporter;
 use crate::speed::model::SpeedReport;
 
 pub struct Csv;
 
-impl Exporter for Csv {
+impl Exporter<SpeedReport> for Csv {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
         let mut w = ::csv::Writer::from_writer(Vec::new());
         w.write_record([

@@ -1,9 +1,10 @@
-use super::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what, Exporter};
+use super::cells::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what};
+use crate::report::export::Exporter;
 use crate::speed::model::SpeedReport;
 
 pub struct Markdown;
 
-impl Exporter for Markdown {
+impl Exporter<SpeedReport> for Markdown {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
         let unit = crate::report::rate_unit::current();
         let u = unit.label();

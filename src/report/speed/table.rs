@@ -1,10 +1,11 @@
-use super::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what, Exporter};
+use super::cells::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what};
+use crate::report::export::Exporter;
 use crate::speed::model::SpeedReport;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table as Ct};
 
 pub struct Table;
 
-impl Exporter for Table {
+impl Exporter<SpeedReport> for Table {
     fn render(&self, report: &SpeedReport) -> anyhow::Result<String> {
         let mut t = Ct::new();
         t.load_preset(UTF8_FULL_CONDENSED);

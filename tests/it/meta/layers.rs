@@ -54,7 +54,7 @@ fn src_follows_the_layer_table_and_has_no_import_cycle() {
                 continue;
             };
             let to = resolve(&names, &abs);
-            if to == from || facade_of(&from, &to) {
+            if to == from {
                 continue;
             }
             let e = edges.entry((from.clone(), to)).or_insert(Edge {
@@ -190,11 +190,6 @@ fn module_path(file: &str) -> Vec<String> {
     segs
 }
 
-/// A `mod.rs` using its own submodules is their façade (re-exports), not a dependency.
-fn facade_of(from: &str, to: &str) -> bool {
-    from.ends_with("/mod.rs") && to.starts_with(from.trim_end_matches("mod.rs"))
-}
-
 /// A written path made absolute (from the crate root); `None` for paths that leave the crate.
 /// The last segment of `here` may be an inline module (`mod tests { use super::*; }`).
 fn absolute(here: &[String], path: &[String]) -> Option<Vec<String>> {
@@ -267,6 +262,7 @@ fn components<'a>(graph: &BTreeMap<&'a str, Vec<&'a str>>) -> Vec<BTreeSet<&'a s
 /// in, so `super::` resolves from the right place.
 fn references(src: &str, binary: bool) -> Vec<Reference> {
     let tokens = tokens(&support::source::strip(src));
+    let children = child_modules(&tokens);
     let mut out = Vec::new();
     // Inline modules we are inside: (name, brace depth of their body, under `#[cfg(test)]`).
     let mut inline: Vec<(String, usize, bool)> = Vec::new();
@@ -276,6 +272,9 @@ fn references(src: &str, binary: bool) -> Vec<Reference> {
     let mut push = |line: usize, inline: &[(String, usize, bool)], mut path: Vec<String>| {
         if binary && path[0] == "sshtune" {
             path[0] = "crate".to_string();
+        }
+        if inline.is_empty() && children.contains(&path[0]) {
+            path.insert(0, "self".to_string());
         }
         if matches!(path[0].as_str(), "crate" | "self" | "super") {
             out.push(Reference {
@@ -325,8 +324,10 @@ fn references(src: &str, binary: bool) -> Vec<Reference> {
                 i = j + 1;
                 continue;
             }
-            "crate" | "super" | "self" | "sshtune"
-                if tokens.get(i + 1).is_some_and(|t| t.1 == "::") && !after_path_start =>
+            t if (matches!(t, "crate" | "super" | "self" | "sshtune")
+                || children.iter().any(|c| c == t))
+                && tokens.get(i + 1).is_some_and(|t| t.1 == "::")
+                && !after_path_start =>
             {
                 let mut path = vec![tok.to_string()];
                 let mut j = i + 1;
@@ -343,6 +344,26 @@ fn references(src: &str, binary: bool) -> Vec<Reference> {
             _ => {}
         }
         i += 1;
+    }
+    out
+}
+
+/// The modules a file declares at its top level (`mod table;`, `pub(crate) mod csv;`): a path
+/// starting with one of them (`table::Table`, also in a `pub use`) is a reference to that file,
+/// so a `mod.rs` that re-exports a child and a child that reaches back into the `mod.rs` form
+/// a cycle like any other.
+fn child_modules(tokens: &[(usize, String)]) -> Vec<String> {
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (i, (_, t)) in tokens.iter().enumerate() {
+        match t.as_str() {
+            "{" => depth += 1,
+            "}" => depth = depth.saturating_sub(1),
+            "mod" if depth == 0 && tokens.get(i + 2).is_some_and(|t| t.1 == ";") => {
+                out.push(tokens[i + 1].1.clone());
+            }
+            _ => {}
+        }
     }
     out
 }

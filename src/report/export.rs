@@ -1,0 +1,20 @@
+//! The shape every report format takes: an `Exporter` renders one kind of report to text. Each
+//! kind's formats implement it (`table.rs`, `csv.rs`, `markdown.rs` for bench, `speed/` for
+//! speed; JSON once for every kind in `json.rs`); `render.rs` picks one per kind and format.
+
+use clap::ValueEnum;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+pub enum Format {
+    Table,
+    Json,
+    Csv,
+    Markdown,
+    /// One self-contained page with inline SVG charts.
+    Html,
+}
+
+/// Renders a report of kind `R` in one format.
+pub trait Exporter<R> {
+    fn render(&self, report: &R) -> anyhow::Result<String>;
+}
