@@ -35,6 +35,7 @@ mod interop {
 
 /// Checks over the tree itself: the layer table, prose in docs and comments, the test lock.
 mod meta {
+    mod architecture;
     mod docs_prose;
     mod layers;
     mod locks;
