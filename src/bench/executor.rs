@@ -5,7 +5,7 @@
 
 use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
 use super::options::Options;
-use super::remote::Info;
+use crate::remote::Info;
 use thiserror::Error;
 
 #[derive(Debug, Clone)]

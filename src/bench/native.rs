@@ -9,10 +9,10 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
-use super::remote;
 use super::transfer::{self, DataPipe, Step};
 use crate::process;
 use crate::proxy::Proxy;
+use crate::remote;
 use crate::sysinfo::{thread_cpu, thread_cpu_seconds};
 use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
 use crate::transport::conn::Transport;
@@ -123,10 +123,12 @@ impl Native {
         let line = e
             .read_line()?
             .ok_or_else(|| anyhow!("the server did not open a data port"))?;
-        let tokens = remote::tokens(&line);
+        let Ok(remote::Line::Tcp(fields)) = remote::Line::parse(&line) else {
+            anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
+        };
         let (Some(port), Some(token)) = (
-            tokens.get("port").and_then(|p| p.parse::<u16>().ok()),
-            tokens.get("token"),
+            fields.get("port").and_then(|p| p.parse::<u16>().ok()),
+            fields.get("token"),
         ) else {
             anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
         };

@@ -3,9 +3,9 @@
 
 use super::executor::{Executor, Job, Sample, TransferError};
 use super::model::Direction;
-use super::remote;
 use super::transfer::{self, DataPipe, Step};
 use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
+use crate::remote;
 use crate::sysinfo::process_cpu_seconds;
 use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;
