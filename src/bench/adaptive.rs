@@ -11,13 +11,14 @@
 //! than the noise, or tied with it within half the noise), their sample budget is used, or
 //! the run's time cap is spent. Every row keeps a median and a spread, and says why it stopped.
 
-use super::executor::{Executor, Job, Sample, TransferError};
+use super::executor::{Executor, Job, Sample};
 use super::model::{Direction, ResultRow};
 use super::progress::row_line;
 use super::run::{next_size, summarise, Context, Sampling, MAX_SIZE};
 use super::stats;
 use crate::process;
 use crate::progress::Progress;
+use crate::target::SshError;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -312,15 +313,15 @@ pub fn run(
                         done: false,
                     })
                 }
-                Err(TransferError::Fatal(e)) => return Err(e),
-                Err(TransferError::Refused(why)) => {
+                Err(SshError::Fatal(e)) => return Err(e),
+                Err(SshError::Refused(why)) => {
                     refused = Some(why.clone());
                     let r =
                         ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
                     progress.step(&row_line(&r));
                     failed.push((index, r));
                 }
-                Err(TransferError::Failed(why)) => {
+                Err(SshError::Failed(why)) => {
                     let r =
                         ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
                     progress.step(&row_line(&r));
@@ -366,8 +367,8 @@ pub fn run(
                     r.samples.push(s);
                     progress.step(&sample_line(&r.cipher, r.direction, "racing", &r.samples));
                 }
-                Err(TransferError::Fatal(e)) => return Err(e),
-                Err(TransferError::Failed(why) | TransferError::Refused(why)) => {
+                Err(SshError::Fatal(e)) => return Err(e),
+                Err(SshError::Failed(why) | SshError::Refused(why)) => {
                     r.error = Some(format!("after {} samples: {why}", r.samples.len()));
                     r.done = true;
                     progress.step(&format!("{} {}: {}", r.cipher, r.direction, why));
@@ -471,7 +472,7 @@ fn first_round(
     noise: &mut Noise,
     row: &Job,
     footing: Footing,
-) -> Result<(u64, Vec<Sample>), TransferError> {
+) -> Result<(u64, Vec<Sample>), SshError> {
     let Footing {
         warm,
         settled,
@@ -480,7 +481,7 @@ fn first_round(
     let take = |exec: &mut dyn Executor, bytes: u64, budget: &mut Budget| {
         let s = exec.transfer(&Job { bytes, ..*row })?;
         budget.add(&s);
-        Ok::<Sample, TransferError>(s)
+        Ok::<Sample, SshError>(s)
     };
     // A warm row's first transfer may be its first sample: no login of a session opened
     // ahead (`Executor::prepare`) may run beside it.
@@ -770,13 +771,13 @@ mod tests {
         fn settle(&mut self) {
             self.events.push("settle".into());
         }
-        fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
             let rate = self
                 .rates
                 .iter()
                 .find(|(c, _)| *c == job.cipher)
                 .map(|(_, r)| *r)
-                .ok_or_else(|| TransferError::Refused("not offered".into()))?;
+                .ok_or_else(|| SshError::Refused("not offered".into()))?;
             let rate = match job.direction {
                 Direction::Upload => rate,
                 Direction::Download => rate * self.download_share,

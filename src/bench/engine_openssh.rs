@@ -3,7 +3,7 @@
 //! raw-TCP ceiling over loopback or with a receiver on the server. Transfers are `OpenSsh`'s.
 
 use super::ceiling::{self, step};
-use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
+use super::executor::{Engine, Executor, Facts, Job, Sample};
 use super::kex;
 use super::model::EngineKind;
 use super::model::{Ceiling, Direction, ServerInfo};
@@ -13,6 +13,7 @@ use crate::embedded::EmbeddedSshd;
 use crate::probe::{probe_target, ProbeResult};
 use crate::proxy::Proxy;
 use crate::remote;
+use crate::target::SshError;
 use crate::target::{ssh_query, ssh_version, Resolved, SshTarget};
 use crate::{cgroup, process, sysinfo};
 use anyhow::{bail, Result};
@@ -70,7 +71,7 @@ impl Executor for OpenSshEngine {
         self.exec.engine()
     }
 
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         self.exec.transfer(job)
     }
 

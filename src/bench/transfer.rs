@@ -35,7 +35,7 @@ pub trait DataPipe {
     }
 }
 
-/// Why a transfer stopped; each engine turns it into its `TransferError`.
+/// Why a transfer stopped; each engine turns it into its `SshError`.
 #[derive(Debug)]
 pub enum Step<E> {
     /// The remote never said ready: its output ended (None) or reading it failed.
