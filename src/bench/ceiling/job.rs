@@ -136,8 +136,8 @@ impl Done {
             (b >= a).then_some(b - a)
         });
         let server_busy = match (
-            t.get("stat0").and_then(|s| stat_busy(s)),
-            t.get("stat1").and_then(|s| stat_busy(s)),
+            t.get("stat0").and_then(stat_busy),
+            t.get("stat1").and_then(stat_busy),
         ) {
             (Some((b0, t0)), Some((b1, t1))) if t1 > t0 && b1 >= b0 => {
                 Some((b1 - b0) as f64 / (t1 - t0) as f64)
