@@ -13,7 +13,7 @@ use super::options::Options;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
 use crate::remote;
-use crate::serve::embedded::EmbeddedNative;
+use crate::serve::in_process::EmbeddedNative;
 use crate::target::Resolved;
 use crate::target::SshError;
 use crate::transport::client::ClientConfig;

@@ -4,7 +4,7 @@
 
 use super::ceiling::{self, step};
 use super::executor::{Engine, Executor, Facts, Job, Sample};
-use super::kex;
+use super::login_kex;
 use super::model::EngineKind;
 use super::model::{Ceiling, Direction, ServerInfo};
 use super::openssh::OpenSsh;
@@ -51,7 +51,7 @@ impl OpenSshEngine {
         let mut measuring = target.clone();
         let defaults = target.resolve_defaults().ok();
         if let Some(o) = defaults
-            .and_then(|d| kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
+            .and_then(|d| login_kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
         {
             measuring.options.extend(["-o".to_string(), o]);
         }
