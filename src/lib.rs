@@ -17,6 +17,7 @@ pub mod probe;
 pub mod process;
 pub mod progress;
 pub mod proxy;
+pub mod remote;
 pub mod report;
 pub mod serve;
 pub mod speed;

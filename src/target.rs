@@ -1,6 +1,10 @@
 //! Who we talk to: a destination as `ssh` takes it, resolved by `ssh -G` so aliases, ports and
 //! users from the user's own config apply.
 
+pub mod error;
+
+pub use error::SshError;
+
 use crate::process::run_capture;
 use anyhow::{bail, Context, Result};
 use std::path::PathBuf;

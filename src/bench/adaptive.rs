@@ -11,13 +11,14 @@
 //! than the noise, or tied with it within half the noise), their sample budget is used, or
 //! the run's time cap is spent. Every row keeps a median and a spread, and says why it stopped.
 
-use super::executor::{Executor, Job, Sample, TransferError};
+use super::executor::{Executor, Job, Sample};
 use super::model::{Direction, ResultRow};
 use super::progress::row_line;
 use super::run::{next_size, summarise, Context, Sampling, MAX_SIZE};
 use super::stats;
 use crate::process;
 use crate::progress::Progress;
+use crate::target::SshError;
 use anyhow::Result;
 use std::time::Instant;
 
@@ -209,18 +210,60 @@ pub fn run(
     ctx: Context,
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
-    // Steps: every row's first round, then each racing sample (added to the total per round),
-    // so the progress's ETA follows the run as racing decides how long it is.
-    let mut total = sampling.pairs.len() * sampling.directions.len();
-    progress.begin(total as u64);
-    let mut budget = Budget::new(sampling.max_time_s);
-    let mut noise = Noise::default();
-    let mut rows: Vec<Row> = Vec::new();
-    let mut failed: Vec<(usize, ResultRow)> = Vec::new();
-    // First round: every row gets its sample length and two samples.
-    // Whether the pair starting now had its session opened ahead (`Executor::prepare`).
-    let mut opened_ahead = false;
-    for (p, (cipher, mac)) in sampling.pairs.iter().enumerate() {
+    let mut race = Race::new(exec, sampling, adaptive, progress);
+    for p in 0..sampling.pairs.len() {
+        race.first_round_of_pair(p)?;
+    }
+    race.racing()?;
+    Ok(race.finish(ctx))
+}
+
+/// The racing loop's state: every row's first round, then racing rounds, then the rows in
+/// plan order. One method per phase.
+struct Race<'r> {
+    exec: &'r mut dyn Executor,
+    sampling: &'r Sampling,
+    adaptive: &'r Adaptive,
+    progress: &'r dyn Progress,
+    budget: Budget,
+    noise: Noise,
+    rows: Vec<Row>,
+    /// Rows that failed, at their index in the plan.
+    failed: Vec<(usize, ResultRow)>,
+    /// Steps: every row's first round, then each racing sample (added to the total per
+    /// round), so the progress's ETA follows the run as racing decides how long it is.
+    total: usize,
+    /// Whether the pair starting now had its session opened ahead (`Executor::prepare`).
+    opened_ahead: bool,
+}
+
+impl<'r> Race<'r> {
+    fn new(
+        exec: &'r mut dyn Executor,
+        sampling: &'r Sampling,
+        adaptive: &'r Adaptive,
+        progress: &'r dyn Progress,
+    ) -> Self {
+        let total = sampling.pairs.len() * sampling.directions.len();
+        progress.begin(total as u64);
+        Self {
+            exec,
+            sampling,
+            adaptive,
+            progress,
+            budget: Budget::new(sampling.max_time_s),
+            noise: Noise::default(),
+            rows: Vec::new(),
+            failed: Vec::new(),
+            total,
+            opened_ahead: false,
+        }
+    }
+
+    /// First round of pair `p`: every direction gets its sample length and two samples.
+    fn first_round_of_pair(&mut self, p: usize) -> Result<()> {
+        let sampling = self.sampling;
+        let (cipher, mac) = &sampling.pairs[p];
         // The pair after this one logs in during this pair's warm-up, one login at a time (a
         // server's `PerSourceMaxStartups` may allow no more): from the start when this pair's
         // own session was opened ahead (its login is over once `settle` returns), else once
@@ -235,174 +278,205 @@ pub fn run(
                 direction,
                 bytes: 0,
             });
-        let asked_early = opened_ahead && ahead.is_some();
+        let asked_early = self.opened_ahead && ahead.is_some();
         if asked_early {
-            exec.settle();
-            exec.prepare(ahead.as_ref().expect("checked"));
+            self.exec.settle();
+            self.exec.prepare(ahead.as_ref().expect("checked"));
             ahead = None;
         }
-        opened_ahead = asked_early;
+        self.opened_ahead = asked_early;
         let mut refused: Option<String> = None;
         for &direction in &sampling.directions {
             process::check_interrupted()?;
-            let index = rows.len() + failed.len();
+            let index = self.rows.len() + self.failed.len();
             if let Some(why) = &refused {
-                let r = ResultRow::failed(
-                    exec.engine(),
-                    cipher,
-                    mac.as_deref(),
-                    direction,
-                    why.clone(),
-                );
-                progress.step(&row_line(&r));
-                failed.push((index, r));
+                self.fail(index, cipher, mac, direction, why.clone());
                 continue;
             }
-            progress.status(&status(cipher, direction, &budget));
-            // The pair's other direction, measured just before: its size is a first guess at
-            // this one's, and its session is warm for this one too, once the pipes around
-            // `ssh` are wide on both ends (`process::widen_pipes`, `remote`'s setup): behind
-            // 64 KiB pipes a session's first download stalls (docs/measurements.md, "The pipes
-            // around `ssh`"). A first sample that still reads low is what the ramp-up rule in
-            // `first_round` lengthens. Where a pair has nothing of its own to warm (the native
-            // engine), any transfer before warmed up all there is to warm: this process.
-            let guess = rows
-                .last()
-                .filter(|r| r.cipher == *cipher && r.mac == *mac)
-                .map(|r| r.size);
-            let warm = !rows.is_empty() && (!exec.warms_per_pair() || guess.is_some());
-            let bytes = guess.unwrap_or_else(|| {
-                rows.last()
-                    .and_then(|r| first_guess(r, adaptive))
-                    .unwrap_or(0)
-                    .max(sampling.initial_size)
-            });
-            let asked_late = !warm && ahead.is_some();
-            let first = first_round(
-                exec,
-                sampling,
-                adaptive,
-                &mut budget,
-                &mut noise,
-                &Job {
-                    cipher,
-                    mac: mac.as_deref(),
-                    direction,
-                    bytes,
-                },
-                Footing {
-                    warm,
-                    settled: guess.is_some(),
-                    ahead: if warm { None } else { ahead.take() },
-                },
-            );
-            // Asked after the first transfer: only a row that got that far is sure to have.
-            opened_ahead |= asked_late && first.is_ok();
-            match first {
-                Ok((size, samples)) => {
-                    progress.step(&sample_line(cipher, direction, "first round", &samples));
-                    rows.push(Row {
-                        cipher: cipher.clone(),
-                        mac: mac.clone(),
-                        direction,
-                        size,
-                        samples,
-                        error: None,
-                        stopped: None,
-                        done: false,
-                    })
-                }
-                Err(TransferError::Fatal(e)) => return Err(e),
-                Err(TransferError::Refused(why)) => {
-                    refused = Some(why.clone());
-                    let r =
-                        ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
-                    progress.step(&row_line(&r));
-                    failed.push((index, r));
-                }
-                Err(TransferError::Failed(why)) => {
-                    let r =
-                        ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why);
-                    progress.step(&row_line(&r));
-                    failed.push((index, r));
-                }
-            }
-        }
-    }
-    // Racing rounds: one more sample for every row whose place is not yet clear.
-    loop {
-        decide(&mut rows, adaptive, &noise);
-        let open: Vec<usize> = (0..rows.len()).filter(|&i| !rows[i].done).collect();
-        if open.is_empty() {
-            break;
-        }
-        if budget.exhausted() {
-            for i in open {
-                rows[i].done = true;
-                rows[i].stopped = Some("max-time");
-            }
-            break;
-        }
-        total += open.len();
-        progress.begin(total as u64);
-        for i in open {
-            process::check_interrupted()?;
-            let r = &mut rows[i];
-            progress.status(&status(&r.cipher, r.direction, &budget));
             let job = Job {
-                cipher: &r.cipher,
-                mac: r.mac.as_deref(),
-                direction: r.direction,
-                bytes: r.size,
+                cipher,
+                mac: mac.as_deref(),
+                direction,
+                bytes: 0,
             };
-            match exec.transfer(&job) {
-                Ok(s) => {
-                    budget.add(&s);
-                    if let Some(last) = r.samples.last() {
-                        if last.bytes == s.bytes {
-                            noise.record(disagreement(last.mib_s(), s.mib_s()));
-                        }
-                    }
-                    r.samples.push(s);
-                    progress.step(&sample_line(&r.cipher, r.direction, "racing", &r.samples));
+            match self.first_round_of_row(job, &mut ahead) {
+                Ok(row) => self.rows.push(row),
+                Err(SshError::Fatal(e)) => return Err(e),
+                Err(SshError::Refused(why)) => {
+                    refused = Some(why.clone());
+                    self.fail(index, cipher, mac, direction, why);
                 }
-                Err(TransferError::Fatal(e)) => return Err(e),
-                Err(TransferError::Failed(why) | TransferError::Refused(why)) => {
-                    r.error = Some(format!("after {} samples: {why}", r.samples.len()));
-                    r.done = true;
-                    progress.step(&format!("{} {}: {}", r.cipher, r.direction, why));
+                Err(SshError::Failed(why)) => self.fail(index, cipher, mac, direction, why),
+            }
+        }
+        Ok(())
+    }
+
+    /// One row's first round; `ahead` is the next pair, still to be opened ahead.
+    fn first_round_of_row(
+        &mut self,
+        job: Job,
+        ahead: &mut Option<Job<'r>>,
+    ) -> Result<Row, SshError> {
+        let (cipher, mac, direction) = (job.cipher, job.mac, job.direction);
+        self.progress
+            .status(&status(cipher, direction, &self.budget));
+        // The pair's other direction, measured just before: its size is a first guess at
+        // this one's, and its session is warm for this one too, once the pipes around
+        // `ssh` are wide on both ends (`process::widen_pipes`, `remote`'s setup): behind
+        // 64 KiB pipes a session's first download stalls (docs/measurements.md, "The pipes
+        // around `ssh`"). A first sample that still reads low is what the ramp-up rule in
+        // `first_round` lengthens. Where a pair has nothing of its own to warm (the native
+        // engine), any transfer before warmed up all there is to warm: this process.
+        let guess = self
+            .rows
+            .last()
+            .filter(|r| r.cipher == cipher && r.mac.as_deref() == mac)
+            .map(|r| r.size);
+        let warm = !self.rows.is_empty() && (!self.exec.warms_per_pair() || guess.is_some());
+        let bytes = guess.unwrap_or_else(|| {
+            self.rows
+                .last()
+                .and_then(|r| first_guess(r, self.adaptive))
+                .unwrap_or(0)
+                .max(self.sampling.initial_size)
+        });
+        let asked_late = !warm && ahead.is_some();
+        let first = first_round(
+            self.exec,
+            self.sampling,
+            self.adaptive,
+            &mut self.budget,
+            &mut self.noise,
+            &Job { bytes, ..job },
+            Footing {
+                warm,
+                settled: guess.is_some(),
+                ahead: if warm { None } else { ahead.take() },
+            },
+        );
+        // Asked after the first transfer: only a row that got that far is sure to have.
+        self.opened_ahead |= asked_late && first.is_ok();
+        let (size, samples) = first?;
+        self.progress
+            .step(&sample_line(cipher, direction, "first round", &samples));
+        Ok(Row {
+            cipher: cipher.to_string(),
+            mac: mac.map(String::from),
+            direction,
+            size,
+            samples,
+            error: None,
+            stopped: None,
+            done: false,
+        })
+    }
+
+    /// A row that could not be measured, kept at its place in the plan.
+    fn fail(
+        &mut self,
+        index: usize,
+        cipher: &str,
+        mac: &Option<String>,
+        direction: Direction,
+        why: String,
+    ) {
+        let r = ResultRow::failed(self.exec.engine(), cipher, mac.as_deref(), direction, why);
+        self.progress.step(&row_line(&r));
+        self.failed.push((index, r));
+    }
+
+    /// Racing rounds: one more sample for every row whose place is not yet clear.
+    fn racing(&mut self) -> Result<()> {
+        loop {
+            decide(&mut self.rows, self.adaptive, &self.noise);
+            let open: Vec<usize> = (0..self.rows.len())
+                .filter(|&i| !self.rows[i].done)
+                .collect();
+            if open.is_empty() {
+                return Ok(());
+            }
+            if self.budget.exhausted() {
+                for i in open {
+                    self.rows[i].done = true;
+                    self.rows[i].stopped = Some("max-time");
                 }
+                return Ok(());
+            }
+            self.total += open.len();
+            self.progress.begin(self.total as u64);
+            for i in open {
+                process::check_interrupted()?;
+                self.race_sample(i)?;
             }
         }
     }
-    // Rows back in the order they were planned, failed ones in their place.
-    let mut out: Vec<Option<ResultRow>> = vec![None; rows.len() + failed.len()];
-    for (i, r) in failed {
-        out[i] = Some(r);
-    }
-    let mut measured = rows.into_iter();
-    for slot in out.iter_mut().filter(|s| s.is_none()) {
-        let r = measured.next().expect("one measured row per free slot");
-        let mut row = summarise(
-            exec.engine(),
-            &r.cipher,
-            r.mac.as_deref(),
-            r.direction,
-            r.size,
-            &r.samples,
-            ctx,
-        );
-        row.stopped = r.stopped.map(String::from);
-        if r.error.is_some() {
-            row.error = r.error;
-            row.verdict = None;
-            row.verdict_reason = None;
-            row.verdict_rule = None;
+
+    /// One racing sample of row `i`.
+    fn race_sample(&mut self, i: usize) -> Result<()> {
+        let r = &mut self.rows[i];
+        self.progress
+            .status(&status(&r.cipher, r.direction, &self.budget));
+        let job = Job {
+            cipher: &r.cipher,
+            mac: r.mac.as_deref(),
+            direction: r.direction,
+            bytes: r.size,
+        };
+        match self.exec.transfer(&job) {
+            Ok(s) => {
+                self.budget.add(&s);
+                if let Some(last) = r.samples.last() {
+                    if last.bytes == s.bytes {
+                        self.noise.record(disagreement(last.mib_s(), s.mib_s()));
+                    }
+                }
+                r.samples.push(s);
+                self.progress
+                    .step(&sample_line(&r.cipher, r.direction, "racing", &r.samples));
+            }
+            Err(SshError::Fatal(e)) => return Err(e),
+            Err(SshError::Failed(why) | SshError::Refused(why)) => {
+                r.error = Some(format!("after {} samples: {why}", r.samples.len()));
+                r.done = true;
+                self.progress
+                    .step(&format!("{} {}: {}", r.cipher, r.direction, why));
+            }
         }
-        *slot = Some(row);
+        Ok(())
     }
-    progress.finish();
-    Ok(out.into_iter().flatten().collect())
+
+    /// Rows back in the order they were planned, failed ones in their place.
+    fn finish(self, ctx: Context) -> Vec<ResultRow> {
+        let engine = self.exec.engine();
+        let mut out: Vec<Option<ResultRow>> = vec![None; self.rows.len() + self.failed.len()];
+        for (i, r) in self.failed {
+            out[i] = Some(r);
+        }
+        let mut measured = self.rows.into_iter();
+        for slot in out.iter_mut().filter(|s| s.is_none()) {
+            let r = measured.next().expect("one measured row per free slot");
+            let mut row = summarise(
+                engine,
+                &r.cipher,
+                r.mac.as_deref(),
+                r.direction,
+                r.size,
+                &r.samples,
+                ctx,
+            );
+            row.stopped = r.stopped.map(String::from);
+            if r.error.is_some() {
+                row.error = r.error;
+                row.verdict = None;
+                row.verdict_reason = None;
+                row.verdict_rule = None;
+            }
+            *slot = Some(row);
+        }
+        self.progress.finish();
+        out.into_iter().flatten().collect()
+    }
 }
 
 /// The progress status: what is measured and, under `--max-time`, how much of it is left (the
@@ -471,144 +545,199 @@ fn first_round(
     noise: &mut Noise,
     row: &Job,
     footing: Footing,
-) -> Result<(u64, Vec<Sample>), TransferError> {
-    let Footing {
-        warm,
-        settled,
-        mut ahead,
-    } = footing;
-    let take = |exec: &mut dyn Executor, bytes: u64, budget: &mut Budget| {
-        let s = exec.transfer(&Job { bytes, ..*row })?;
-        budget.add(&s);
-        Ok::<Sample, TransferError>(s)
-    };
+) -> Result<(u64, Vec<Sample>), SshError> {
+    let warm = footing.warm;
     // A warm row's first transfer may be its first sample: no login of a session opened
     // ahead (`Executor::prepare`) may run beside it.
     if warm {
         exec.settle();
     }
-    let mut size = row.bytes.max(a.min_bytes).clamp(1, MAX_SIZE);
-    let mut rounds = 0;
-    let mut warmed_s = 0.0;
-    let mut folded = None;
-    loop {
-        let s = take(exec, size, budget)?;
-        if let Some(next) = ahead.take() {
-            exec.prepare(&next);
-        }
-        rounds += 1;
-        warmed_s += s.seconds;
-        let long_enough = s.seconds >= a.start_s;
-        // A first guess far too large (a cipher much slower than the one before): the samples
-        // start again from the shortest length, at the rate this transfer showed.
-        let too_long = if settled {
-            a.longest_s
-        } else {
-            OVERSHOT * a.start_s
-        };
-        let overshot = s.seconds > too_long;
-        if overshot {
-            size = shrink(size, s.seconds, a.start_s).max(a.min_bytes);
-        }
-        if warm && long_enough && !overshot {
-            folded = Some(s);
-            break;
-        }
-        if !long_enough {
-            size = next_size(size, s.seconds, a.start_s);
-        }
-        // A session is warm once it has carried a shortest sample's time, in one transfer or
-        // several: the first sample then takes the size the last one aims at. Waiting for one
-        // sizing transfer to last that long would cost a fresh session a third transfer
-        // whenever the second fell just short. A shorter warm-up (the first transfer alone)
-        // leaves first samples low over loopback (docs/measurements.md, "Rules measured and
-        // not adopted").
-        let warmed = long_enough || (!warm && warmed_s >= a.start_s);
-        if (warmed && rounds >= sampling.warmup.max(1))
-            || rounds >= MAX_SIZING_ROUNDS
-            || size >= MAX_SIZE
-        {
-            break;
-        }
-    }
+    let mut round = FirstRound {
+        exec,
+        sampling,
+        a,
+        budget,
+        noise,
+        row,
+    };
+    let (size, folded) = round.warm_up(footing)?;
     // A fresh session's warm-up is over: what follows is timed.
     if !warm {
-        exec.settle();
+        round.exec.settle();
     }
-    let mut prev = match folded {
+    let prev = match folded {
         Some(s) => s,
-        None => take(exec, size, budget)?,
+        None => round.take(size)?,
     };
-    // Once the warm-up has opened the connection's windows a sample can be faster than the
-    // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
-    // The pair a resizing makes (the short sample and the longer one) says what a start costs
-    // too, and it is the only pair a floor at the longest length leaves: every later pair is
-    // of one length and implies none. Unrecorded, one early pair's noise would set the floor
-    // for the whole run (a 3des-cbc pair 20% apart, within the noise its first sample had
-    // shown, can imply 0.10 s and hold every later OpenSSH sample at 2 s: docs/measurements.md,
-    // "The start-cost floor"). A real start gives the same intercept in every pair, so only a
-    // floor noise raised comes down.
-    let mut resized = 0;
-    while prev.seconds < noise.shortest_s(a) && size < MAX_SIZE && resized < MAX_SIZING_ROUNDS {
-        size = aim(size, prev.seconds, noise.shortest_s(a), a.longest_s);
-        let s = take(exec, size, budget)?;
-        if disagreement(prev.mib_s(), s.mib_s()) <= noise.ramp_threshold() {
-            noise.record_start(&prev, &s);
-        }
-        prev = s;
-        resized += 1;
+    let (size, prev) = round.resize(size, prev)?;
+    round.lengthen(size, prev)
+}
+
+/// One row's first round (`first_round`), one method per phase: warm-up, resizing to the
+/// start-cost floor, lengthening.
+struct FirstRound<'f, 'j> {
+    exec: &'f mut dyn Executor,
+    sampling: &'f Sampling,
+    a: &'f Adaptive,
+    budget: &'f mut Budget,
+    noise: &'f mut Noise,
+    row: &'f Job<'j>,
+}
+
+impl FirstRound<'_, '_> {
+    fn take(&mut self, bytes: u64) -> Result<Sample, SshError> {
+        let s = self.exec.transfer(&Job { bytes, ..*self.row })?;
+        self.budget.add(&s);
+        Ok(s)
     }
-    loop {
-        let can_lengthen = prev.seconds < a.longest_s && size < MAX_SIZE && !budget.exhausted();
-        let next = if can_lengthen {
-            let factor = (a.longest_s / prev.seconds.max(1e-3)).min(2.0);
-            ((size as f64 * factor) as u64).max(size + 1).min(MAX_SIZE)
-        } else {
-            size
-        };
-        let s = take(exec, next, budget)?;
-        let d = disagreement(prev.mib_s(), s.mib_s());
-        if next == size {
-            // Two samples of one length: what they disagree by is the noise.
-            noise.record(d);
-            return Ok((size, vec![prev, s]));
-        }
-        size = next;
-        let within = d <= noise.ramp_threshold();
-        if within {
-            // Only a pair within what the noise explains says what the start costs: in one
-            // beyond it the intercept is mostly the noise that set it apart, and would
-            // lengthen every later row on a busy machine for nothing. A start smaller than
-            // the ramp threshold shows here, in the intercepts of many such pairs.
-            noise.record_start(&prev, &s);
-        }
-        // A start (ramp-up) makes the longer sample the faster one, by more than the noise
-        // does in all but its worst tenth. A longer sample that is slower says the machine is
-        // noisy, not that short samples read low: lengthening would not help, more samples
-        // do, and racing gives a row whose samples spread more than the noise those samples.
-        let ramp = !within && s.mib_s() > prev.mib_s();
-        if !ramp && prev.seconds.min(s.seconds) >= noise.shortest_s(a) {
-            // Racing samples take the shorter length: it is the one the pair vouched for.
-            return Ok((prev.bytes, vec![prev, s]));
-        }
-        if ramp {
-            // One pair is one draw of the noise: before lengthening, the shorter length gets a
-            // second sample. A start makes it read low again; noise does not, and then the
-            // row keeps all three samples at the shorter length's pace, and the run has an
-            // equal-length pair to learn its noise from in its first rows.
-            let again = take(exec, prev.bytes, budget)?;
-            noise.record(disagreement(prev.mib_s(), again.mib_s()));
-            let d = disagreement(again.mib_s(), s.mib_s());
-            let confirmed = d > noise.ramp_threshold() && s.mib_s() > again.mib_s();
-            if !confirmed && again.seconds.min(s.seconds) >= noise.shortest_s(a) {
-                if d <= noise.ramp_threshold() {
-                    noise.record_start(&again, &s);
-                }
-                return Ok((prev.bytes, vec![prev, s, again]));
+
+    /// The warm-up: transfers sized towards the shortest sample. Returns the size reached and,
+    /// for a warm row, its first transfer when that is long enough to be the first sample.
+    fn warm_up(&mut self, footing: Footing) -> Result<(u64, Option<Sample>), SshError> {
+        let Footing {
+            warm,
+            settled,
+            mut ahead,
+        } = footing;
+        let mut size = self.row.bytes.max(self.a.min_bytes).clamp(1, MAX_SIZE);
+        let mut rounds = 0;
+        let mut warmed_s = 0.0;
+        let mut folded = None;
+        loop {
+            let s = self.take(size)?;
+            if let Some(next) = ahead.take() {
+                self.exec.prepare(&next);
+            }
+            rounds += 1;
+            warmed_s += s.seconds;
+            let long_enough = s.seconds >= self.a.start_s;
+            // A first guess far too large (a cipher much slower than the one before): the samples
+            // start again from the shortest length, at the rate this transfer showed.
+            let too_long = if settled {
+                self.a.longest_s
+            } else {
+                OVERSHOT * self.a.start_s
+            };
+            let overshot = s.seconds > too_long;
+            if overshot {
+                size = shrink(size, s.seconds, self.a.start_s).max(self.a.min_bytes);
+            }
+            if warm && long_enough && !overshot {
+                folded = Some(s);
+                break;
+            }
+            if !long_enough {
+                size = next_size(size, s.seconds, self.a.start_s);
+            }
+            // A session is warm once it has carried a shortest sample's time, in one transfer or
+            // several: the first sample then takes the size the last one aims at. Waiting for one
+            // sizing transfer to last that long would cost a fresh session a third transfer
+            // whenever the second fell just short. A shorter warm-up (the first transfer alone)
+            // leaves first samples low over loopback (docs/measurements.md, "Rules measured and
+            // not adopted").
+            let warmed = long_enough || (!warm && warmed_s >= self.a.start_s);
+            if (warmed && rounds >= self.sampling.warmup.max(1))
+                || rounds >= MAX_SIZING_ROUNDS
+                || size >= MAX_SIZE
+            {
+                break;
             }
         }
-        // The longer sample is faster: the shorter one was not representative; drop it.
-        prev = s;
+        Ok((size, folded))
+    }
+
+    /// Samples resized while shorter than the run's start cost allows (`Noise::shortest_s`).
+    fn resize(&mut self, mut size: u64, mut prev: Sample) -> Result<(u64, Sample), SshError> {
+        // Once the warm-up has opened the connection's windows a sample can be faster than the
+        // sizing saw, and a start the run has seen elsewhere may ask for longer ones: size again.
+        // The pair a resizing makes (the short sample and the longer one) says what a start costs
+        // too, and it is the only pair a floor at the longest length leaves: every later pair is
+        // of one length and implies none. Unrecorded, one early pair's noise would set the floor
+        // for the whole run (a 3des-cbc pair 20% apart, within the noise its first sample had
+        // shown, can imply 0.10 s and hold every later OpenSSH sample at 2 s: docs/measurements.md,
+        // "The start-cost floor"). A real start gives the same intercept in every pair, so only a
+        // floor noise raised comes down.
+        let mut resized = 0;
+        while prev.seconds < self.noise.shortest_s(self.a)
+            && size < MAX_SIZE
+            && resized < MAX_SIZING_ROUNDS
+        {
+            size = aim(
+                size,
+                prev.seconds,
+                self.noise.shortest_s(self.a),
+                self.a.longest_s,
+            );
+            let s = self.take(size)?;
+            if disagreement(prev.mib_s(), s.mib_s()) <= self.noise.ramp_threshold() {
+                self.noise.record_start(&prev, &s);
+            }
+            prev = s;
+            resized += 1;
+        }
+        Ok((size, prev))
+    }
+
+    /// Samples lengthened while a longer one is faster by more than the noise; returns the
+    /// size later samples take and the samples kept.
+    fn lengthen(
+        &mut self,
+        mut size: u64,
+        mut prev: Sample,
+    ) -> Result<(u64, Vec<Sample>), SshError> {
+        loop {
+            let can_lengthen =
+                prev.seconds < self.a.longest_s && size < MAX_SIZE && !self.budget.exhausted();
+            let next = if can_lengthen {
+                let factor = (self.a.longest_s / prev.seconds.max(1e-3)).min(2.0);
+                ((size as f64 * factor) as u64).max(size + 1).min(MAX_SIZE)
+            } else {
+                size
+            };
+            let s = self.take(next)?;
+            let d = disagreement(prev.mib_s(), s.mib_s());
+            if next == size {
+                // Two samples of one length: what they disagree by is the self.noise.
+                self.noise.record(d);
+                return Ok((size, vec![prev, s]));
+            }
+            size = next;
+            let within = d <= self.noise.ramp_threshold();
+            if within {
+                // Only a pair within what the noise explains says what the start costs: in one
+                // beyond it the intercept is mostly the noise that set it apart, and would
+                // lengthen every later row on a busy machine for nothing. A start smaller than
+                // the ramp threshold shows here, in the intercepts of many such pairs.
+                self.noise.record_start(&prev, &s);
+            }
+            // A start (ramp-up) makes the longer sample the faster one, by more than the noise
+            // does in all but its worst tenth. A longer sample that is slower says the machine is
+            // noisy, not that short samples read low: lengthening would not help, more samples
+            // do, and racing gives a row whose samples spread more than the noise those samples.
+            let ramp = !within && s.mib_s() > prev.mib_s();
+            if !ramp && prev.seconds.min(s.seconds) >= self.noise.shortest_s(self.a) {
+                // Racing samples take the shorter length: it is the one the pair vouched for.
+                return Ok((prev.bytes, vec![prev, s]));
+            }
+            if ramp {
+                // One pair is one draw of the noise: before lengthening, the shorter length gets a
+                // second sample. A start makes it read low again; noise does not, and then the
+                // row keeps all three samples at the shorter length's pace, and the run has an
+                // equal-length pair to learn its noise from in its first rows.
+                let again = self.take(prev.bytes)?;
+                self.noise.record(disagreement(prev.mib_s(), again.mib_s()));
+                let d = disagreement(again.mib_s(), s.mib_s());
+                let confirmed = d > self.noise.ramp_threshold() && s.mib_s() > again.mib_s();
+                if !confirmed && again.seconds.min(s.seconds) >= self.noise.shortest_s(self.a) {
+                    if d <= self.noise.ramp_threshold() {
+                        self.noise.record_start(&again, &s);
+                    }
+                    return Ok((prev.bytes, vec![prev, s, again]));
+                }
+            }
+            // The longer sample is faster: the shorter one was not representative; drop it.
+            prev = s;
+        }
     }
 }
 
@@ -770,13 +899,13 @@ mod tests {
         fn settle(&mut self) {
             self.events.push("settle".into());
         }
-        fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
             let rate = self
                 .rates
                 .iter()
                 .find(|(c, _)| *c == job.cipher)
                 .map(|(_, r)| *r)
-                .ok_or_else(|| TransferError::Refused("not offered".into()))?;
+                .ok_or_else(|| SshError::Refused("not offered".into()))?;
             let rate = match job.direction {
                 Direction::Upload => rate,
                 Direction::Download => rate * self.download_share,

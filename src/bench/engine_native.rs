@@ -5,16 +5,17 @@
 
 use super::ceiling::step;
 use super::engine_openssh::{is_loopback, pairs, Reach, FORWARDED, SHARED_CPUS};
-use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
+use super::executor::{Engine, Executor, Facts, Job, Sample};
 use super::model::EngineKind;
 use super::model::{Ceiling, ServerInfo};
 use super::native::{preflight_offer, Native, Peer};
 use super::options::Options;
-use super::remote;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
-use crate::serve::embedded::EmbeddedNative;
+use crate::remote;
+use crate::serve::in_process::EmbeddedNative;
 use crate::target::Resolved;
+use crate::target::SshError;
 use crate::transport::client::ClientConfig;
 use crate::transport::conn::{self, Options as ConnOptions};
 use crate::transport::kex::Preferences;
@@ -103,7 +104,7 @@ impl Executor for NativeEngine {
         self.exec.engine()
     }
 
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         self.exec.transfer(job)
     }
 

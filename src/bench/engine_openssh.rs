@@ -3,16 +3,17 @@
 //! raw-TCP ceiling over loopback or with a receiver on the server. Transfers are `OpenSsh`'s.
 
 use super::ceiling::{self, step};
-use super::executor::{Engine, Executor, Facts, Job, Sample, TransferError};
-use super::kex;
+use super::executor::{Engine, Executor, Facts, Job, Sample};
+use super::login_kex;
 use super::model::EngineKind;
 use super::model::{Ceiling, Direction, ServerInfo};
 use super::openssh::OpenSsh;
 use super::options::Options;
-use super::remote;
 use crate::embedded::EmbeddedSshd;
 use crate::probe::{probe_target, ProbeResult};
 use crate::proxy::Proxy;
+use crate::remote;
+use crate::target::SshError;
 use crate::target::{ssh_query, ssh_version, Resolved, SshTarget};
 use crate::{cgroup, process, sysinfo};
 use anyhow::{bail, Result};
@@ -50,7 +51,7 @@ impl OpenSshEngine {
         let mut measuring = target.clone();
         let defaults = target.resolve_defaults().ok();
         if let Some(o) = defaults
-            .and_then(|d| kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
+            .and_then(|d| login_kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
         {
             measuring.options.extend(["-o".to_string(), o]);
         }
@@ -70,7 +71,7 @@ impl Executor for OpenSshEngine {
         self.exec.engine()
     }
 
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         self.exec.transfer(job)
     }
 

@@ -5,8 +5,7 @@
 
 use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
 use super::options::Options;
-use super::remote::Info;
-use thiserror::Error;
+use crate::remote::Info;
 
 #[derive(Debug, Clone)]
 pub struct Job<'a> {
@@ -41,23 +40,16 @@ impl Sample {
     }
 }
 
-#[derive(Debug, Error)]
-pub enum TransferError {
-    /// This cipher/MAC cannot be used here: a row saying so, and the run goes on.
-    #[error("{0}")]
-    Refused(String),
-    /// This transfer failed (peer died, short count): a row with the error.
-    #[error("{0}")]
-    Failed(String),
-    /// Nothing else can work either (unreachable, auth refused, host key, interrupted).
-    #[error(transparent)]
-    Fatal(#[from] anyhow::Error),
-}
+/// Why a transfer failed, in three severities: what `ssh` (or our own client) failing means.
+/// One type, `target::SshError`; the name here is the old path pipeline still imports (to be
+/// removed once `pipeline/{ssh,rsync}.rs` name `crate::target::SshError`).
+pub use crate::target::SshError as TransferError;
+use crate::target::SshError;
 
 pub trait Executor {
     /// The engine's name as written in result rows (`EngineKind::as_str` for real engines).
     fn engine(&self) -> &'static str;
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError>;
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError>;
     /// Whether each (cipher, MAC) pair has something of its own that its first transfer warms
     /// up for the next ones: an `ssh` process and the session it carries. When all there is to
     /// warm is this process (the native engine), a warm-up once is enough for the whole run.

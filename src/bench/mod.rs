@@ -10,7 +10,7 @@ pub mod cpu_note;
 pub mod engine_native;
 pub mod engine_openssh;
 pub mod executor;
-pub mod kex;
+pub mod login_kex;
 pub mod model;
 pub mod names;
 pub mod native;

@@ -7,13 +7,14 @@
 //! paid once per pair; only the pair measured last keeps its connection, so the engine never
 //! holds more than one of the server's session slots.
 
-use super::executor::{Executor, Job, Sample, TransferError};
+use super::executor::{Executor, Job, Sample};
 use super::model::Direction;
-use super::remote;
 use super::transfer::{self, DataPipe, Step};
 use crate::process;
 use crate::proxy::Proxy;
+use crate::remote;
 use crate::sysinfo::{thread_cpu, thread_cpu_seconds};
+use crate::target::SshError;
 use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
 use crate::transport::conn::Transport;
 use crate::transport::kex::Preferences;
@@ -123,10 +124,12 @@ impl Native {
         let line = e
             .read_line()?
             .ok_or_else(|| anyhow!("the server did not open a data port"))?;
-        let tokens = remote::tokens(&line);
+        let Ok(remote::Line::Tcp(fields)) = remote::Line::parse(&line) else {
+            anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
+        };
         let (Some(port), Some(token)) = (
-            tokens.get("port").and_then(|p| p.parse::<u16>().ok()),
-            tokens.get("token"),
+            fields.get("port").and_then(|p| p.parse::<u16>().ok()),
+            fields.get("token"),
         ) else {
             anyhow::bail!("unexpected answer to tcp-ceiling: {line}");
         };
@@ -204,14 +207,14 @@ pub fn transfer_offer(job: &Job, default_macs: &[String]) -> Preferences {
     }
 }
 
-fn classify(e: Error) -> TransferError {
+fn classify(e: Error) -> SshError {
     match e {
-        Error::NoCommonAlgorithm { what, theirs, .. } => TransferError::Refused(format!(
+        Error::NoCommonAlgorithm { what, theirs, .. } => SshError::Refused(format!(
             "{what} not offered by the server (it offers {theirs})"
         )),
-        e @ (Error::HostKey(_) | Error::Auth(_)) => TransferError::Fatal(anyhow!(e)),
+        e @ (Error::HostKey(_) | Error::Auth(_)) => SshError::Fatal(anyhow!(e)),
         Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
-            TransferError::Fatal(anyhow!("connection refused: {io}"))
+            SshError::Fatal(anyhow!("connection refused: {io}"))
         }
         other => lost(other),
     }
@@ -219,10 +222,10 @@ fn classify(e: Error) -> TransferError {
 
 /// A new connection that could not be made: a server that cannot be reached ends the run, as
 /// the openssh engine's does (no later row could reach it either).
-fn connect_failed(e: Error, host: &str, port: u16) -> TransferError {
+fn connect_failed(e: Error, host: &str, port: u16) -> SshError {
     match e {
         Error::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-            TransferError::Fatal(anyhow!("{host}:{port} is unreachable: no answer in time"))
+            SshError::Fatal(anyhow!("{host}:{port} is unreachable: no answer in time"))
         }
         Error::Io(io)
             if matches!(
@@ -230,15 +233,15 @@ fn connect_failed(e: Error, host: &str, port: u16) -> TransferError {
                 ErrorKind::HostUnreachable | ErrorKind::NetworkUnreachable
             ) =>
         {
-            TransferError::Fatal(anyhow!("{host}:{port} is unreachable: {io}"))
+            SshError::Fatal(anyhow!("{host}:{port} is unreachable: {io}"))
         }
         other => classify(other),
     }
 }
 
 /// A connection that broke while in use, named in one line as the openssh engine names it.
-fn lost(e: Error) -> TransferError {
-    TransferError::Failed(match e {
+fn lost(e: Error) -> SshError {
+    SshError::Failed(match e {
         Error::Io(io) if matches!(io.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
             format!(
                 "connection lost: no progress for {} s (the link or the server stopped \
@@ -300,7 +303,7 @@ impl Executor for Native {
         false
     }
 
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         process::check_interrupted()?;
         let mut cfg = self.cfg.clone();
         cfg.prefs = transfer_offer(job, &self.default_macs);
@@ -325,17 +328,17 @@ impl Executor for Native {
         let sample = transfer::drive(&mut ChannelPipe(&mut e), job, &self.payload).map_err(
             |step| match step {
                 Step::NotReady(Some(err)) => classify(err),
-                Step::NotReady(None) => TransferError::Failed(format!(
+                Step::NotReady(None) => SshError::Failed(format!(
                     "the remote command ended before it was ready: {}",
                     String::from_utf8_lossy(&e.stderr).trim()
                 )),
                 Step::Lost(err) => lost(err),
-                Step::Ended(msg) | Step::Bad(msg) => TransferError::Failed(msg),
+                Step::Ended(msg) | Step::Bad(msg) => SshError::Failed(msg),
             },
         )?;
         let (status, t) = e.finish().map_err(lost)?;
         if status.is_some_and(|s| s != 0) {
-            return Err(TransferError::Failed(format!(
+            return Err(SshError::Failed(format!(
                 "remote command exited with {}",
                 status.unwrap_or(0)
             )));

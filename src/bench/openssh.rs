@@ -1,12 +1,16 @@
 //! The `openssh` engine: every transfer is a real `ssh` client process, so the user's config,
 //! agent, keys and known_hosts apply exactly as they would by hand.
 
-use super::executor::{Executor, Job, Sample, TransferError};
+use super::executor::{Executor, Job, Sample};
 use super::model::Direction;
-use super::remote;
 use super::transfer::{self, DataPipe, Step};
 use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
+use crate::remote;
 use crate::sysinfo::process_cpu_seconds;
+/// Kept for pipeline's current import path (`pipeline/{ssh,rsync}.rs`); to be removed when
+/// they name `crate::target::SshError::classify`.
+pub use crate::target::error::classify;
+use crate::target::SshError;
 use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -83,7 +87,7 @@ impl OpenSsh {
             }
             return Err(
                 match classify(&stderr, status.code(), &self.target.destination) {
-                    TransferError::Fatal(e) => e,
+                    SshError::Fatal(e) => e,
                     other => anyhow!(
                         "cannot run commands on {}: {other}",
                         self.target.destination
@@ -150,7 +154,7 @@ impl Executor for OpenSsh {
         }
     }
 
-    fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         process::check_interrupted()?;
         if self.reuse {
             return self.transfer_in_session(job);
@@ -174,10 +178,10 @@ impl Executor for OpenSsh {
         drop(pipe);
         let status = child
             .wait_timeout(Duration::from_secs(30))
-            .map_err(|e| TransferError::Failed(format!("waiting for ssh: {e}")))?;
+            .map_err(|e| SshError::Failed(format!("waiting for ssh: {e}")))?;
         if !status.success() {
             let text = stderr.text(Duration::from_secs(5));
-            return Err(TransferError::Failed(format!(
+            return Err(SshError::Failed(format!(
                 "ssh exited with {status} after the transfer: {}",
                 last_line(&text)
             )));
@@ -188,7 +192,7 @@ impl Executor for OpenSsh {
 
 impl OpenSsh {
     /// Starts `ssh` with `job`'s cipher and MAC running `script`; its login watchdog armed.
-    fn spawn(&self, job: &Job, script: &str, framed: bool) -> Result<Session, TransferError> {
+    fn spawn(&self, job: &Job, script: &str, framed: bool) -> Result<Session, SshError> {
         let mut cmd = self.command(Some(job.cipher), job.mac, script);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -224,7 +228,7 @@ impl OpenSsh {
     /// figure, and are paid once instead of once per transfer. The few most recently used
     /// sessions stay open for the racing rounds; a failed one is closed and the next transfer
     /// of its cipher starts afresh.
-    fn transfer_in_session(&mut self, job: &Job) -> Result<Sample, TransferError> {
+    fn transfer_in_session(&mut self, job: &Job) -> Result<Sample, SshError> {
         let found = self
             .sessions
             .iter()
@@ -297,7 +301,7 @@ struct Session {
 
 impl Session {
     /// Stops the session after a failed transfer and names the cause in one line.
-    fn fail(mut self, e: Step<std::io::Error>, dest: &str) -> TransferError {
+    fn fail(mut self, e: Step<std::io::Error>, dest: &str) -> SshError {
         let stalled = self.pipe.stalled();
         self.pipe.on_ready();
         drop(self.pipe);
@@ -308,7 +312,7 @@ impl Session {
         let text = self.stderr.text(Duration::from_secs(5));
         let code = status.and_then(|s| s.code());
         match e {
-            Step::NotReady(_) if stalled => TransferError::Failed(format!(
+            Step::NotReady(_) if stalled => SshError::Failed(format!(
                 "no answer from the remote command within {} s of starting ssh (a \
                  slow login, or a shell startup file on the server that waits?)",
                 READY_TIMEOUT.as_secs()
@@ -316,7 +320,7 @@ impl Session {
             Step::NotReady(_) => classify(&text, code, dest),
             Step::Lost(e) => lost(e.to_string(), &text, code, dest),
             Step::Ended(detail) => lost(detail, &text, code, dest),
-            Step::Bad(msg) => TransferError::Failed(msg),
+            Step::Bad(msg) => SshError::Failed(msg),
         }
     }
 
@@ -411,75 +415,11 @@ impl ChildPipe {
 }
 
 /// A stream that broke mid-transfer: what broke, and ssh's own account when it has one.
-fn lost(detail: String, stderr: &str, code: Option<i32>, dest: &str) -> TransferError {
+fn lost(detail: String, stderr: &str, code: Option<i32>, dest: &str) -> SshError {
     match classify(stderr, code, dest) {
-        TransferError::Failed(msg) => TransferError::Failed(format!("{detail}; {msg}")),
+        SshError::Failed(msg) => SshError::Failed(format!("{detail}; {msg}")),
         other => other,
     }
-}
-
-/// Turns ssh's stderr into one line that names the cause.
-pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> TransferError {
-    let has = |s: &str| stderr.contains(s);
-    let line = last_line(stderr);
-    if has("no matching cipher found") {
-        return TransferError::Refused("cipher not offered by the server".into());
-    }
-    if has("no matching MAC found") {
-        return TransferError::Refused("MAC not offered by the server".into());
-    }
-    if has("Unknown cipher")
-        || has("Bad SSH2 cipher spec")
-        || has("Unknown mac")
-        || has("Bad SSH2 mac spec")
-    {
-        return TransferError::Refused(format!("not supported by the local ssh: {line}"));
-    }
-    if has("Unable to negotiate") {
-        return TransferError::Refused(format!("negotiation failed: {line}"));
-    }
-    let fatal = |msg: String| TransferError::Fatal(anyhow!(msg));
-    if has("Could not resolve hostname") {
-        return fatal(format!("cannot resolve host {dest}: {line}"));
-    }
-    if has("Connection refused") {
-        return fatal(format!(
-            "{dest}: connection refused (is an SSH server listening on that port?)"
-        ));
-    }
-    if has("timed out") || has("No route to host") || has("Network is unreachable") {
-        return fatal(format!("{dest} is unreachable: {line}"));
-    }
-    if has("REMOTE HOST IDENTIFICATION HAS CHANGED") {
-        return fatal(format!(
-            "the host key of {dest} has changed: refusing to connect (verify it, then fix known_hosts)"
-        ));
-    }
-    if has("Host key verification failed") {
-        return fatal(format!(
-            "host key of {dest} could not be verified (unknown host: connect once with ssh to check and accept it)"
-        ));
-    }
-    if has("Permission denied") || has("Too many authentication failures") {
-        return fatal(format!(
-            "authentication to {dest} refused ({line}); bench logs in non-interactively: use a key or ssh-agent"
-        ));
-    }
-    if code == Some(127) || has("not found") {
-        return fatal(format!("a command is missing on {dest}: {line}"));
-    }
-    if has("Connection closed")
-        || has("Connection reset")
-        || has("Broken pipe")
-        || has("not responding")
-        || code == Some(255)
-    {
-        return TransferError::Failed(format!("connection lost: {line}"));
-    }
-    TransferError::Failed(format!(
-        "ssh failed ({}): {line}",
-        code.map_or("signal".into(), |c| c.to_string())
-    ))
 }
 
 /// Kills a child that does not reach the next step in time.
@@ -522,30 +462,30 @@ mod tests {
     #[test]
     fn classifies_common_failures() {
         let r = |s: &str| classify(s, Some(255), "h");
-        assert!(matches!(r("Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr"), TransferError::Refused(_)));
+        assert!(matches!(r("Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr"), SshError::Refused(_)));
         assert!(matches!(
             r("ssh: Could not resolve hostname nope: Name or service not known"),
-            TransferError::Fatal(_)
+            SshError::Fatal(_)
         ));
         assert!(matches!(
             r("ssh: connect to host 127.0.0.1 port 1: Connection refused"),
-            TransferError::Fatal(_)
+            SshError::Fatal(_)
         ));
         assert!(matches!(
             r("root@127.0.0.1: Permission denied (publickey)."),
-            TransferError::Fatal(_)
+            SshError::Fatal(_)
         ));
         assert!(matches!(
             r("Host key verification failed."),
-            TransferError::Fatal(_)
+            SshError::Fatal(_)
         ));
         assert!(matches!(
             r("Connection closed by 127.0.0.1 port 22"),
-            TransferError::Failed(_)
+            SshError::Failed(_)
         ));
         assert!(matches!(
             r("Unknown cipher type 'arcfour'"),
-            TransferError::Refused(_)
+            SshError::Refused(_)
         ));
     }
 }

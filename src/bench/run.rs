@@ -3,12 +3,13 @@
 //! mode, samples sized by stability and racing, is `adaptive`, which reuses its sizing and
 //! summary.
 
-use super::executor::{Executor, Job, Sample, TransferError};
+use super::executor::{Executor, Job, Sample};
 use super::model::{Direction, ResultRow};
 use super::stats;
 use super::verdict::{self, Evidence};
 use crate::process;
 use crate::progress::Progress;
+use crate::target::SshError;
 use anyhow::Result;
 
 const MIB: u64 = 1024 * 1024;
@@ -73,12 +74,12 @@ pub fn run(
                     progress.status(&format!("{cipher} {direction}"));
                     match measure(exec, sampling, ctx, cipher, mac.as_deref(), direction) {
                         Ok(row) => row,
-                        Err(TransferError::Fatal(e)) => return Err(e),
-                        Err(TransferError::Refused(why)) => {
+                        Err(SshError::Fatal(e)) => return Err(e),
+                        Err(SshError::Refused(why)) => {
                             refused = Some(why.clone());
                             ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why)
                         }
-                        Err(TransferError::Failed(why)) => {
+                        Err(SshError::Failed(why)) => {
                             ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why)
                         }
                     }
@@ -99,7 +100,7 @@ fn measure(
     cipher: &str,
     mac: Option<&str>,
     direction: Direction,
-) -> Result<ResultRow, TransferError> {
+) -> Result<ResultRow, SshError> {
     let job = |bytes| Job {
         cipher,
         mac,
@@ -136,7 +137,7 @@ fn measure(
     for _ in 0..sampling.repeat.max(1) {
         match exec.transfer(&job(size)) {
             Ok(s) => samples.push(s),
-            Err(TransferError::Failed(why)) if !samples.is_empty() => {
+            Err(SshError::Failed(why)) if !samples.is_empty() => {
                 let mut row = summarise(exec.engine(), cipher, mac, direction, size, &samples, ctx);
                 row.error = Some(format!("after {} samples: {why}", samples.len()));
                 row.verdict = None;
@@ -265,11 +266,9 @@ mod tests {
         fn engine(&self) -> &'static str {
             "scripted"
         }
-        fn transfer(&mut self, job: &Job) -> Result<Sample, TransferError> {
+        fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
             if job.cipher == self.refuse {
-                return Err(TransferError::Refused(
-                    "cipher not offered by the server".into(),
-                ));
+                return Err(SshError::Refused("cipher not offered by the server".into()));
             }
             self.sizes.borrow_mut().push(job.bytes);
             Ok(Sample {

@@ -88,23 +88,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             ..run::Context::default()
         };
         step::apply(&mut ctx, ceiling.as_ref());
-        let sampling = Sampling {
-            pairs,
-            directions: opts.directions.clone(),
-            repeat: opts.repeat,
-            warmup: opts.warmup,
-            fixed_size: opts.size,
-            initial_size: opts.size.unwrap_or(if adaptive.is_some() {
-                ADAPTIVE_INITIAL_SIZE
-            } else {
-                INITIAL_SIZE
-            }),
-            min_duration_s: opts.min_duration_s,
-            // One cap for the whole run, whatever the number of engines.
-            max_time_s: opts
-                .max_time_s
-                .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
-        };
+        let sampling = sampling(opts, pairs, adaptive.is_some(), run_started);
         let rows = match adaptive {
             Some(a) => {
                 super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
@@ -124,13 +108,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         });
     }
     let facts = lead.unwrap_or_default();
-    let path_rtt_s = match (
-        facts.rtt.map(|(r, _)| r),
-        ceiling.as_ref().and_then(|c| c.rtt_ms),
-    ) {
-        (Some(a), Some(b)) => Some(a.min(b / 1000.0)),
-        (a, b) => a.or(b.map(|b| b / 1000.0)),
-    };
+    let path_rtt_s = path_rtt_s(&facts, ceiling.as_ref());
     if facts.infers_path {
         super::path::infer(
             &mut results,
@@ -147,31 +125,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let client_machine = sysinfo::local();
     super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
-    // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
-    // of all its samples together.
-    let short = results
-        .iter()
-        .filter(|r| r.median_mib_s.is_some())
-        .any(|r| r.sample_seconds.iter().sum::<f64>() < tick_seconds(quota));
-    if facts.tick_cpu && short {
-        warnings.push(format!(
-            "some transfers lasted under {:.1} s: CPU figures count 10 ms scheduler ticks{} and \
-             are coarse there; use a larger --size or the adaptive default",
-            tick_seconds(quota),
-            if quota < 1.0 {
-                format!(", of which a {:.0}% quota gets few", quota * 100.0)
-            } else {
-                String::new()
-            }
-        ));
-    }
-    if opts.engines_defaulted && opts.target.is_none() && opts.engines == [EngineKind::Native] {
-        warnings.push(
-            "no OpenSSH server (sshd) found, so only the native engine was measured: install \
-             openssh-server to compare with OpenSSH in the same run"
-                .into(),
-        );
-    }
+    warnings.extend(coarse_ticks(&results, facts.tick_cpu, quota));
+    warnings.extend(native_only(opts));
     Ok(BenchReport {
         schema: model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -192,6 +147,73 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
         ssh_args: opts.ssh_args.clone(),
     })
+}
+
+/// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
+fn sampling(
+    opts: &Options,
+    pairs: Vec<(String, Option<String>)>,
+    adaptive: bool,
+    run_started: std::time::Instant,
+) -> Sampling {
+    Sampling {
+        pairs,
+        directions: opts.directions.clone(),
+        repeat: opts.repeat,
+        warmup: opts.warmup,
+        fixed_size: opts.size,
+        initial_size: opts.size.unwrap_or(if adaptive {
+            ADAPTIVE_INITIAL_SIZE
+        } else {
+            INITIAL_SIZE
+        }),
+        min_duration_s: opts.min_duration_s,
+        // One cap for the whole run, whatever the number of engines.
+        max_time_s: opts
+            .max_time_s
+            .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
+    }
+}
+
+/// The path's round trip, seconds: the smaller of the engine's and the ceiling's.
+fn path_rtt_s(facts: &Facts, ceiling: Option<&model::Ceiling>) -> Option<f64> {
+    match (facts.rtt.map(|(r, _)| r), ceiling.and_then(|c| c.rtt_ms)) {
+        (Some(a), Some(b)) => Some(a.min(b / 1000.0)),
+        (a, b) => a.or(b.map(|b| b / 1000.0)),
+    }
+}
+
+/// The warning for CPU figures counted in scheduler ticks over too short a time.
+fn coarse_ticks(results: &[ResultRow], tick_cpu: bool, quota: f64) -> Option<String> {
+    // A row's CPU share pools its samples (run::summarise), so the ticks it counted are those
+    // of all its samples together.
+    let short = results
+        .iter()
+        .filter(|r| r.median_mib_s.is_some())
+        .any(|r| r.sample_seconds.iter().sum::<f64>() < tick_seconds(quota));
+    (tick_cpu && short).then(|| {
+        format!(
+            "some transfers lasted under {:.1} s: CPU figures count 10 ms scheduler ticks{} and \
+             are coarse there; use a larger --size or the adaptive default",
+            tick_seconds(quota),
+            if quota < 1.0 {
+                format!(", of which a {:.0}% quota gets few", quota * 100.0)
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
+/// The warning for a run that found no sshd and measured the native engine alone.
+fn native_only(opts: &Options) -> Option<String> {
+    (opts.engines_defaulted && opts.target.is_none() && opts.engines == [EngineKind::Native]).then(
+        || {
+            "no OpenSSH server (sshd) found, so only the native engine was measured: install \
+             openssh-server to compare with OpenSSH in the same run"
+                .into()
+        },
+    )
 }
 
 /// The default mode's rules for one engine, or None for the thorough loop (asked for, or a

@@ -5,8 +5,8 @@
 
 use super::executor::{Job, Sample};
 use super::model::Direction;
-use super::remote::{self, Ready, RemoteCounters};
 use crate::process;
+use crate::remote::{self, Fields, Ready, RemoteCounters, Request};
 use std::time::Instant;
 
 /// The remote command's stdin and stdout as an engine sees them.
@@ -35,7 +35,7 @@ pub trait DataPipe {
     }
 }
 
-/// Why a transfer stopped; each engine turns it into its `TransferError`.
+/// Why a transfer stopped; each engine turns it into its `SshError`.
 #[derive(Debug)]
 pub enum Step<E> {
     /// The remote never said ready: its output ended (None) or reading it failed.
@@ -55,8 +55,12 @@ pub fn drive<P: DataPipe>(
     payload: &[u8],
 ) -> Result<Sample, Step<P::Error>> {
     if pipe.framed() {
-        let request = remote::session_request(job.direction, job.bytes);
-        pipe.write_all(request.as_bytes()).map_err(Step::Lost)?;
+        let request = match job.direction {
+            Direction::Upload => Request::Up(job.bytes),
+            Direction::Download => Request::Down(job.bytes),
+        };
+        pipe.write_all(request.to_string().as_bytes())
+            .map_err(Step::Lost)?;
     }
     let ready = loop {
         match pipe.read_line() {
@@ -90,14 +94,12 @@ pub fn drive<P: DataPipe>(
             let seconds = t0.elapsed().as_secs_f64();
             let c1 = Clocks::read(pipe);
             if pipe.framed() {
-                if remote::tokens(&done).get("rc") != Some(&"0") {
+                if done.get("rc") != Some("0") {
                     return Err(Step::Bad(format!("remote sink failed: {done}")));
                 }
                 return Ok(sample(job.bytes, seconds, c1.since(&c0), &ready, &done));
             }
-            let counted: Option<u64> = remote::tokens(&done)
-                .get("bytes")
-                .and_then(|v| v.parse().ok());
+            let counted: Option<u64> = done.get("bytes").and_then(|v| v.parse().ok());
             if counted != Some(job.bytes) {
                 return Err(Step::Bad(format!(
                     "remote counted {} bytes, {} were sent",
@@ -121,7 +123,7 @@ pub fn drive<P: DataPipe>(
             let seconds = t0.elapsed().as_secs_f64();
             let c1 = Clocks::read(pipe);
             let done = read_done(pipe)?;
-            if remote::tokens(&done).get("rc") != Some(&"0") {
+            if done.get("rc") != Some("0") {
                 return Err(Step::Bad(format!("remote source failed: {done}")));
             }
             (seconds, c1, done)
@@ -151,12 +153,12 @@ impl Clocks {
     }
 }
 
-fn read_done<P: DataPipe>(pipe: &mut P) -> Result<String, Step<P::Error>> {
+fn read_done<P: DataPipe>(pipe: &mut P) -> Result<Fields, Step<P::Error>> {
     loop {
         match pipe.read_line() {
             Ok(Some(l)) => {
-                if let Some(rest) = remote::done(&l) {
-                    return Ok(rest.to_string());
+                if let Some(fields) = remote::done(&l) {
+                    return Ok(fields);
                 }
             }
             Ok(None) => {
@@ -176,10 +178,10 @@ fn sample(
     seconds: f64,
     (client_cpu_s, client_user_cpu_s): (Option<f64>, Option<f64>),
     ready: &Ready,
-    done: &str,
+    done: &Fields,
 ) -> Sample {
     let tck = ready.ticks_per_s.max(1) as f64;
-    let after = RemoteCounters::parse(&remote::tokens(done));
+    let after = RemoteCounters::parse(done);
     let delta = |a: Option<u64>, b: Option<u64>| match (a, b) {
         (Some(a), Some(b)) if b >= a => Some((b - a) as f64 / tck),
         _ => None,

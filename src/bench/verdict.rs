@@ -131,34 +131,10 @@ pub fn ceiling_cpu_bound(
 }
 
 pub fn judge(e: &Evidence) -> Judgement {
-    let mut note = String::new();
-    if let Some(ceiling) = e.ceiling_mib_s.filter(|c| *c > 0.0) {
-        let ratio = e.mib_s / ceiling;
-        if ratio >= NETWORK_NEAR {
-            match e.ceiling_cpu_bound {
-                None => {
-                    return j(
-                        Verdict::Network,
-                        Rule::Ceiling,
-                        format!(
-                            "{:.1} MiB/s is {:.0}% of the {:.1} MiB/s raw-TCP ceiling",
-                            e.mib_s,
-                            ratio * 100.0,
-                            ceiling
-                        ),
-                    )
-                }
-                Some(side) => {
-                    note = format!(
-                        "; {:.0}% of a raw-TCP ceiling that was itself bound by the {} CPU, \
-                         so not evidence of the network",
-                        ratio * 100.0,
-                        side.as_str()
-                    )
-                }
-            }
-        }
-    }
+    let note = match ceiling_rule(e) {
+        Ok(note) => note,
+        Err(network) => return network,
+    };
     let util = |used: Option<f64>, cap: f64| used.map(|u| u / cap.clamp(1.0, 100.0));
     let cu = util(e.client_cpu_pct, e.client_cap_pct);
     let su = util(e.server_cpu_pct, e.server_cap_pct);
@@ -173,29 +149,8 @@ pub fn judge(e: &Evidence) -> Judgement {
         Some(c) => format!("{:.0}% of the {c:.1} MiB/s ceiling", e.mib_s / c * 100.0),
         None => "raw-TCP ceiling unknown".to_string(),
     };
-    if let (Some(cores), Some(c), Some(s)) = (e.shared_cores, e.client_cpu_pct, e.server_cpu_pct) {
-        let all = cores * 100.0;
-        if cores >= 1.0 && c + s >= CPU_SATURATED * all && e.mib_s > 0.0 {
-            let (costly, more, less) = if c >= s {
-                ("client", c, s)
-            } else {
-                ("server", s, c)
-            };
-            // CPU-seconds per GiB moved: % of a core ÷ MiB/s × 1024 / 100.
-            let per_gib = |pct: f64| pct / e.mib_s * 10.24;
-            return j(
-                Verdict::CpuShared,
-                Rule::SharedCpu,
-                format!(
-                    "client and server share one machine's {cores:.0} cores and use \
-                     {c:.0}% + {s:.0}% = {:.0}% of {all:.0}%; the {costly} costs more per \
-                     byte ({:.2} vs {:.2} CPU-s/GiB); {ceiling}{note}",
-                    c + s,
-                    per_gib(more),
-                    per_gib(less)
-                ),
-            );
-        }
+    if let Some(shared) = shared_cpu(e, &ceiling, &note) {
+        return shared;
     }
     let c_sat = cu.is_some_and(|u| u >= CPU_SATURATED);
     let s_sat = su.is_some_and(|u| u >= CPU_SATURATED);
@@ -251,6 +206,69 @@ pub fn judge(e: &Evidence) -> Judgement {
             )
         }
     }
+}
+
+/// The ceiling rule: `Err` with the network verdict when the row reached the raw-TCP ceiling,
+/// else the note a CPU-bound ceiling adds to every other reason.
+fn ceiling_rule(e: &Evidence) -> Result<String, Judgement> {
+    let mut note = String::new();
+    if let Some(ceiling) = e.ceiling_mib_s.filter(|c| *c > 0.0) {
+        let ratio = e.mib_s / ceiling;
+        if ratio >= NETWORK_NEAR {
+            match e.ceiling_cpu_bound {
+                None => {
+                    return Err(j(
+                        Verdict::Network,
+                        Rule::Ceiling,
+                        format!(
+                            "{:.1} MiB/s is {:.0}% of the {:.1} MiB/s raw-TCP ceiling",
+                            e.mib_s,
+                            ratio * 100.0,
+                            ceiling
+                        ),
+                    ))
+                }
+                Some(side) => {
+                    note = format!(
+                        "; {:.0}% of a raw-TCP ceiling that was itself bound by the {} CPU, \
+                         so not evidence of the network",
+                        ratio * 100.0,
+                        side.as_str()
+                    )
+                }
+            }
+        }
+    }
+    Ok(note)
+}
+
+/// The shared-CPU rule: both ends on one machine, together near all its cores.
+fn shared_cpu(e: &Evidence, ceiling: &str, note: &str) -> Option<Judgement> {
+    if let (Some(cores), Some(c), Some(s)) = (e.shared_cores, e.client_cpu_pct, e.server_cpu_pct) {
+        let all = cores * 100.0;
+        if cores >= 1.0 && c + s >= CPU_SATURATED * all && e.mib_s > 0.0 {
+            let (costly, more, less) = if c >= s {
+                ("client", c, s)
+            } else {
+                ("server", s, c)
+            };
+            // CPU-seconds per GiB moved: % of a core ÷ MiB/s × 1024 / 100.
+            let per_gib = |pct: f64| pct / e.mib_s * 10.24;
+            return Some(j(
+                Verdict::CpuShared,
+                Rule::SharedCpu,
+                format!(
+                    "client and server share one machine's {cores:.0} cores and use \
+                     {c:.0}% + {s:.0}% = {:.0}% of {all:.0}%; the {costly} costs more per \
+                     byte ({:.2} vs {:.2} CPU-s/GiB); {ceiling}{note}",
+                    c + s,
+                    per_gib(more),
+                    per_gib(less)
+                ),
+            ));
+        }
+    }
+    None
 }
 
 /// What the path inference needs of one row.

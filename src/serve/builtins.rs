@@ -1,9 +1,10 @@
-//! The only commands `sshtune serve` runs. Their output lines use the same
-//! `SSHTUNE-READY`/`SSHTUNE-DONE` format as the shell scripts the openssh engine sends, so
+//! The only commands `sshtune serve` runs. Their output lines are `remote::Line`s, the same
+//! `SSHTUNE-READY`/`SSHTUNE-DONE` lines the shell scripts the openssh engine sends print, so
 //! the bench parses both alike. Server CPU is the session thread's own CPU time, in
 //! microseconds (`tck=1000000`). `tcp-ceiling BYTES` measures the raw-TCP path without
 //! iperf3.
 
+use crate::remote::{Fields, Line};
 use crate::transport::channel::{Channel, Event};
 use crate::transport::conn::Transport;
 use crate::transport::Result;
@@ -59,7 +60,7 @@ fn refuse(t: &mut Transport, ch: &mut Channel, msg: &str) -> Result<u32> {
     Ok(127)
 }
 
-fn say(t: &mut Transport, ch: &mut Channel, line: &str) -> Result<()> {
+fn say(t: &mut Transport, ch: &mut Channel, line: &Line) -> Result<()> {
     ch.write(t, format!("{line}\n").as_bytes(), &mut |_, _| Ok(()))
 }
 
@@ -90,12 +91,14 @@ fn machine_stat() -> String {
 }
 
 fn ready(t: &mut Transport, ch: &mut Channel) -> Result<()> {
-    let line = format!(
-        "SSHTUNE-READY pid={} comm=sshtune tck={US} cpu={} stat={} quota={}",
-        std::process::id(),
-        thread_cpu(),
-        machine_stat(),
-        quota_field()
+    let line = Line::Ready(
+        Fields::new()
+            .with("pid", std::process::id())
+            .with("comm", "sshtune")
+            .with("tck", US)
+            .with("cpu", thread_cpu())
+            .with("stat", machine_stat())
+            .with("quota", quota_field()),
     );
     say(t, ch, &line)
 }
@@ -117,10 +120,11 @@ fn sink(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
             _ => {}
         }
     }
-    let line = format!(
-        "SSHTUNE-DONE bytes={bytes} cpu={} stat={}",
-        thread_cpu(),
-        machine_stat()
+    let line = Line::Done(
+        Fields::new()
+            .with("bytes", bytes)
+            .with("cpu", thread_cpu())
+            .with("stat", machine_stat()),
     );
     if !ch.closed {
         say(t, ch, &line)?;
@@ -138,10 +142,11 @@ fn source(t: &mut Transport, ch: &mut Channel, bytes: u64) -> Result<u32> {
         ch.write(t, &block[..n], &mut |_, _| Ok(()))?;
         left -= n as u64;
     }
-    let line = format!(
-        "SSHTUNE-DONE rc=0 cpu={} stat={}",
-        thread_cpu(),
-        machine_stat()
+    let line = Line::Done(
+        Fields::new()
+            .with("rc", 0)
+            .with("cpu", thread_cpu())
+            .with("stat", machine_stat()),
     );
     say(t, ch, &line)?;
     Ok(0)
@@ -164,7 +169,8 @@ fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64, idle: Duration) 
     let mut token = [0u8; 16];
     rand::rngs::OsRng.fill_bytes(&mut token);
     let token: String = token.iter().map(|b| format!("{b:02x}")).collect();
-    say(t, ch, &format!("SSHTUNE-TCP port={port} token={token}"))?;
+    let fields = Fields::new().with("port", port).with("token", &token);
+    say(t, ch, &Line::Tcp(fields))?;
     let deadline = Instant::now() + TCP_ACCEPT_TIMEOUT;
     let Some(mut conn) = await_token(&listener, token.as_bytes(), deadline)? else {
         let why = "tcp-ceiling: no connection to the data port sent the token in time\n";
@@ -182,7 +188,7 @@ fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64, idle: Duration) 
         left -= n as u64;
     }
     drop(conn);
-    say(t, ch, "SSHTUNE-DONE rc=0")?;
+    say(t, ch, &Line::Done(Fields::new().with("rc", 0)))?;
     Ok(0)
 }
 
@@ -251,29 +257,23 @@ fn token_from(c: &mut TcpStream, got: &mut Vec<u8>, token: &[u8]) -> Token {
 
 fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
     let m = crate::sysinfo::local();
-    let mut lines = vec![
-        "SSHTUNE-OK".to_string(),
-        format!("SSHTUNE-INFO kernel={}", m.kernel.unwrap_or_default()),
-        format!(
-            "SSHTUNE-INFO cores={}",
-            m.cores.map(|c| c.to_string()).unwrap_or_default()
-        ),
-        format!("SSHTUNE-INFO cpu={}", m.cpu_model.unwrap_or_default()),
-        format!("SSHTUNE-INFO arch={}", m.arch.unwrap_or_default()),
-        format!(
-            "SSHTUNE-INFO cpu_flags={}",
-            crate::sysinfo::cpu_flags(
-                &std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default()
-            )
-        ),
-        format!(
-            "SSHTUNE-INFO boot_id={}",
-            crate::sysinfo::boot_id().unwrap_or_default()
-        ),
-        "SSHTUNE-INFO proc=yes".to_string(),
-        format!("SSHTUNE-INFO quota={}", quota_field()),
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let facts = [
+        ("kernel", m.kernel.unwrap_or_default()),
+        ("cores", m.cores.map(|c| c.to_string()).unwrap_or_default()),
+        ("cpu", m.cpu_model.unwrap_or_default()),
+        ("arch", m.arch.unwrap_or_default()),
+        ("cpu_flags", crate::sysinfo::cpu_flags(&cpuinfo)),
+        ("boot_id", crate::sysinfo::boot_id().unwrap_or_default()),
+        ("proc", "yes".to_string()),
+        ("quota", quota_field()),
+        ("crypto", crypto_summary()),
     ];
-    lines.push(format!("SSHTUNE-INFO crypto={}", crypto_summary()));
+    let info = facts.into_iter().map(|(key, value)| Line::Info {
+        key: key.to_string(),
+        value,
+    });
+    let lines = std::iter::once(Line::Ok).chain(info);
     for l in lines {
         say(t, ch, &l)?;
     }

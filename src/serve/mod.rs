@@ -2,12 +2,12 @@
 
 pub mod authorized;
 pub mod builtins;
-pub mod embedded;
 pub mod fold;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gate;
 pub mod hostkey_store;
+pub mod in_process;
 pub mod limits;
 pub mod memory;
 pub mod server;

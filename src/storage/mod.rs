@@ -5,12 +5,12 @@
 
 pub mod caps;
 pub mod cleanup;
+pub mod cpu_load;
 pub mod crypto;
 pub mod device;
 pub mod dmcrypt;
 pub mod fio;
 pub mod kspeed;
-pub mod load;
 pub mod model;
 pub mod mounts;
 pub mod plan;

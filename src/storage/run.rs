@@ -80,7 +80,7 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
     };
     let mnt = work.join("mnt");
     std::fs::create_dir(&mnt).context("making the mount point")?;
-    let _load = super::load::Load::start(s.load);
+    let _load = super::cpu_load::Load::start(s.load);
     let mut buf = seqio::Buffer::new();
 
     // Steps skipped after an error leave the total, so the ETA counts only what will run.

@@ -4,18 +4,13 @@
 
 use crate::process::{drain_stderr, last_line, ChildGuard, StderrDrain};
 use anyhow::{Context, Result};
-use std::collections::HashMap;
 use std::io::BufRead;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-/// Line a receiver script prints when it cannot run (`SSHTUNE-CEIL-ERR why`).
-pub const ERR: &str = "SSHTUNE-CEIL-ERR";
-/// Line a listening receiver prints: `SSHTUNE-CEIL-LISTEN addr=IP port=N`.
-pub const LISTEN: &str = "SSHTUNE-CEIL-LISTEN";
-/// Line printed after each run: byte count and clock (uploads), CPU counters.
-pub const DONE: &str = "SSHTUNE-CEIL-DONE";
+use crate::remote::{Fields, Line};
+pub use crate::remote::{CEIL_DONE as DONE, CEIL_ERR as ERR, CEIL_LISTEN as LISTEN};
 
 pub struct Job {
     // Dropping the guard kills ssh; the remote script sees its stdin end and stops what it
@@ -55,23 +50,20 @@ impl Job {
         })
     }
 
-    /// The rest of the next line starting with `prefix` (a word), within `within`. A line from
-    /// the script saying it cannot run ends the wait with its reason.
-    pub fn wait_line(&self, prefix: &str, within: Duration) -> Result<String> {
+    /// The fields of the next line with keyword `keyword`, within `within`. A line from the
+    /// script saying it cannot run ends the wait with its reason.
+    pub fn wait_line(&self, keyword: &str, within: Duration) -> Result<Fields> {
         let deadline = Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
-                Ok(l) => {
-                    if let Some(why) = l.strip_prefix(ERR) {
-                        anyhow::bail!("{}: {}", self.what, why.trim());
+                Ok(l) => match Line::parse(&l) {
+                    Ok(Line::CeilErr(why)) => anyhow::bail!("{}: {why}", self.what),
+                    Ok(line) if line.keyword() == keyword => {
+                        return Ok(line.fields().cloned().unwrap_or_default());
                     }
-                    if let Some(rest) = l.strip_prefix(prefix) {
-                        if rest.is_empty() || rest.starts_with(' ') {
-                            return Ok(rest.trim().to_string());
-                        }
-                    }
-                }
+                    _ => {}
+                },
                 Err(_) => {
                     let text = self.stderr.text(Duration::from_millis(500));
                     let why = match last_line(&text) {
@@ -87,8 +79,8 @@ impl Job {
     /// An error line already printed, without waiting (for loops that also poll a socket).
     pub fn poll_error(&self) -> Result<()> {
         while let Ok(l) = self.rx.try_recv() {
-            if let Some(why) = l.strip_prefix(ERR) {
-                anyhow::bail!("{}: {}", self.what, why.trim());
+            if let Ok(Line::CeilErr(why)) = Line::parse(&l) {
+                anyhow::bail!("{}: {why}", self.what);
             }
         }
         Ok(())
@@ -100,8 +92,7 @@ impl Job {
 }
 
 /// A `LISTEN` line's address.
-pub fn listen_addr(rest: &str) -> Result<std::net::SocketAddr> {
-    let t = super::super::remote::tokens(rest);
+pub fn listen_addr(t: &Fields) -> Result<std::net::SocketAddr> {
     let ip: std::net::IpAddr = t
         .get("addr")
         .and_then(|a| a.parse().ok())
@@ -138,8 +129,7 @@ pub struct Done {
 }
 
 impl Done {
-    pub fn parse(rest: &str) -> Self {
-        let t: HashMap<&str, &str> = super::super::remote::tokens(rest);
+    pub fn parse(t: &Fields) -> Self {
         let f = |k: &str| t.get(k).and_then(|v| v.parse::<f64>().ok());
         let seconds = match (f("t0"), f("t1")) {
             (Some(a), Some(b)) if b > a => Some(b - a),
@@ -151,8 +141,8 @@ impl Done {
             (b >= a).then_some(b - a)
         });
         let server_busy = match (
-            t.get("stat0").and_then(|s| stat_busy(s)),
-            t.get("stat1").and_then(|s| stat_busy(s)),
+            t.get("stat0").and_then(stat_busy),
+            t.get("stat1").and_then(stat_busy),
         ) {
             (Some((b0, t0)), Some((b1, t1))) if t1 > t0 && b1 >= b0 => {
                 Some((b1 - b0) as f64 / (t1 - t0) as f64)
@@ -164,7 +154,7 @@ impl Done {
             seconds,
             cpu_s,
             server_busy,
-            stranger: rest.contains("STRANGER"),
+            stranger: t.has_word("STRANGER"),
         }
     }
 }
@@ -203,10 +193,10 @@ mod tests {
 
     #[test]
     fn done_line_of_a_shell_receiver() {
-        let d = Done::parse(
+        let d = Done::parse(&Fields::parse(
             "bytes=1048576 t0=100.50 t1=102.50 cpu0=0m0.10s,0m0.20s cpu1=0m0.30s,0m1.00s \
              stat0=100,0,100,800,0,0,0,0 stat1=150,0,150,900,0,0,0,0",
-        );
+        ));
         assert_eq!(d.bytes, Some(1048576));
         assert!((d.seconds.unwrap() - 2.0).abs() < 1e-9);
         assert!((d.cpu_s.unwrap() - 1.0).abs() < 1e-9);
@@ -216,10 +206,12 @@ mod tests {
 
     #[test]
     fn done_line_of_python_and_a_stranger() {
-        let d = Done::parse("bytes=10 t0=1.0 t1=1.5 cpu_s=0.25 stat0= stat1=");
+        let d = Done::parse(&Fields::parse(
+            "bytes=10 t0=1.0 t1=1.5 cpu_s=0.25 stat0= stat1=",
+        ));
         assert_eq!(d.cpu_s, Some(0.25));
         assert_eq!(d.server_busy, None);
-        assert!(Done::parse("STRANGER cpu0=0m0.00s,0m0.00s").stranger);
-        assert_eq!(Done::parse("cpu0=garbage").cpu_s, None);
+        assert!(Done::parse(&Fields::parse("STRANGER cpu0=0m0.00s,0m0.00s")).stranger);
+        assert_eq!(Done::parse(&Fields::parse("cpu0=garbage")).cpu_s, None);
     }
 }

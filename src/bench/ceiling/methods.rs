@@ -274,7 +274,7 @@ fn sink_runs(
     deadline_s: u64,
     rtt: &mut Option<f64>,
 ) -> Result<Vec<Run>> {
-    use crate::bench::remote::{SINK_DONE, SINK_LISTENING as LISTENING};
+    use crate::remote::{SINK_DONE, SINK_LISTENING as LISTENING};
     anyhow::ensure!(
         !path.contains('\''),
         "the remote sshtune path contains a single quote"
@@ -332,7 +332,7 @@ fn iperf_runs(token: &str, s: &RemoteSetup, upload: bool, deadline_s: u64) -> Re
         }
         let done = job.wait_line(DONE, Duration::from_secs(30))?;
         let cookie = json["start"]["cookie"].as_str().unwrap_or("");
-        let theirs = super::super::remote::tokens(&done)
+        let theirs = done
             .get("cookie")
             .map(|c| c.to_string())
             .unwrap_or_default();

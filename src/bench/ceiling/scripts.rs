@@ -107,7 +107,7 @@ pub fn socat(token: &str, upload: bool, runs: u32, ports: &[u16], deadline_s: u6
             listen_loop("socat $L:$p,bind=$B EXEC:\"sh $d/tx\"", false, runs, ports)
         )
     };
-    super::super::remote::wrap_in(
+    crate::remote::scripts::wrap_in(
         "sh",
         &format!("{}{addr}\n{body}", prelude(token, deadline_s)),
     )
@@ -116,7 +116,7 @@ pub fn socat(token: &str, upload: bool, runs: u32, ports: &[u16], deadline_s: u6
 /// Netcat counts uploads only: sending after a token check needs a second channel that the
 /// flavours do not share.
 pub fn nc(flavour: NcFlavour, token: &str, runs: u32, ports: &[u16], deadline_s: u64) -> String {
-    super::super::remote::wrap_in(
+    crate::remote::scripts::wrap_in(
         "sh",
         &format!(
             "{}{}",
@@ -145,7 +145,7 @@ pub fn bash(
             r#"cat /dev/zero >&3 2>/dev/null; exec 3<&-; cs; echo "{DONE} cpu0=$c0 cpu1=$C stat0=$b0 stat1=$(st)";"#
         )
     };
-    super::super::remote::wrap_in(
+    crate::remote::scripts::wrap_in(
         "bash",
         &format!(
             r#"{}r=0; while [ $r -lt {runs} ]; do cs; c0=$C; b0=$(st);
@@ -218,7 +218,7 @@ while done<n:
 "#
     );
     let b64 = Base64::encode_string(program.as_bytes());
-    super::super::remote::wrap_in(
+    crate::remote::scripts::wrap_in(
         "sh",
         &format!(
             r#"set -- $SSH_CONNECTION; A=$3;
@@ -233,7 +233,7 @@ exec python3 -c "import base64,sys;exec(base64.b64decode(sys.argv.pop(1)))" {b64
 /// server's report must carry (a stranger served first would show a different one).
 pub fn iperf3(token: &str, runs: u32, ports: &[u16], deadline_s: u64) -> String {
     let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
-    super::super::remote::wrap_in(
+    crate::remote::scripts::wrap_in(
         "sh",
         &format!(
             r#"{}r=0; for p in {ports}; do [ $r -lt {runs} ] || break;

@@ -5,7 +5,7 @@
 
 use crate::support;
 
-use sshtune::bench::remote;
+use sshtune::remote;
 use sshtune::transport::client::{connect, ClientConfig, Exec};
 use sshtune::transport::hostkey::Ed25519Key;
 use sshtune::transport::kex::Preferences;

@@ -1,8 +1,8 @@
 //! The native client against a real OpenSSH sshd, and the real OpenSSH `ssh` client against
 //! `sshtune serve`: every cipher this OpenSSH offers, several MACs, host keys checked.
 
-use sshtune::bench::remote;
 use sshtune::embedded::EmbeddedSshd;
+use sshtune::remote;
 use sshtune::transport::client::{connect, ClientConfig, Exec};
 use sshtune::transport::hostkey::Ed25519Key;
 use sshtune::transport::kex::Preferences;

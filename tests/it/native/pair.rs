@@ -1,7 +1,7 @@
 //! Native client against the native server, in one process, over real loopback TCP.
 
 use crate::support;
-use sshtune::serve::embedded::EmbeddedNative;
+use sshtune::serve::in_process::EmbeddedNative;
 use sshtune::transport::client::{connect, Exec};
 use sshtune::transport::conn::Options;
 use sshtune::transport::kex::Preferences;

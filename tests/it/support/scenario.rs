@@ -164,7 +164,7 @@ fn one_upload(
     } else {
         format!(
             "{} {command}",
-            sshtune::bench::remote::WIDEN_PIPES.replace('\n', " ")
+            sshtune::remote::WIDEN_PIPES.replace('\n', " ")
         )
     };
     let mut child = ssh(prefix, target, cipher, &command)
