@@ -5,11 +5,13 @@ use crate::bench::model::Directions;
 use crate::report::Format;
 pub use crate::units::parse_size;
 use crate::units::{parse_ceiling, Rate};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use std::path::PathBuf;
 
+pub mod examples;
+
 #[derive(Debug, Parser)]
-#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = crate::exit::help())]
+#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = examples::top_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -31,26 +33,34 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure per-cipher throughput up and down, with CPU on both ends and a bottleneck verdict.
+    #[command(after_help = examples::help("bench"))]
     Bench(BenchArgs),
     /// Read a server's banner and offered algorithms without logging in.
+    #[command(after_help = examples::help("probe"))]
     Probe(ProbeArgs),
     /// Run the native SSH server (built-in benchmark commands only, never a shell).
+    #[command(after_help = examples::help("serve"))]
     Serve(ServeArgs),
     /// Turn bench results into an sshd_config drop-in, a client Host block and an rsync line
     /// that the target sshd accepts, fastest cipher first.
+    #[command(after_help = examples::help("config"))]
     Config(ConfigArgs),
     /// Raw cost of each SSH cipher and MAC on this CPU, next to `openssl speed` of the same primitive.
+    #[command(after_help = examples::help("speed"))]
     Speed(SpeedArgs),
     /// Raw-TCP receiver that bench starts on the server to measure the path's ceiling.
     #[command(hide = true)]
     TcpSink(TcpSinkArgs),
     /// rsync over SSH into a remote directory, measured as one system: throughput, CPU per
     /// stage on both ends, stage ceilings and what to change.
+    #[command(after_help = examples::help("pipeline"))]
     Pipeline(PipelineArgs),
     /// Measure dm-crypt: capabilities, kernel cipher speed, and the cipher × layer × test matrix.
+    #[command(after_help = examples::help("storage"))]
     Storage(StorageArgs),
     /// Re-render saved JSON reports in any format without measuring; two or more of one kind
     /// are compared row by row.
+    #[command(after_help = examples::help("report"))]
     Report(ReportArgs),
     /// Write the man pages or the shell completions into a directory (for packages).
     #[command(hide = true)]
@@ -217,6 +227,7 @@ pub enum Engine {
 pub struct BenchArgs {
     /// Destination as ssh takes it (host, user@host or a ~/.ssh/config alias). Omitted: a
     /// private sshd on 127.0.0.1 with temporary keys, removed afterwards.
+    #[arg(value_hint = ValueHint::Hostname)]
     pub host: Option<String>,
     #[command(flatten)]
     pub ssh: SshArgs,
@@ -318,6 +329,7 @@ pub struct TcpSinkArgs {
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// Host (or user@host, or an ssh config alias).
+    #[arg(value_hint = ValueHint::Hostname)]
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
@@ -414,7 +426,7 @@ pub struct ConfigArgs {
     #[arg(long, conflicts_with = "host", required_unless_present = "host")]
     pub from: Option<PathBuf>,
     /// Measure this destination first (as `sshtune bench HOST` does).
-    #[arg(long)]
+    #[arg(long, value_hint = ValueHint::Hostname)]
     pub host: Option<String>,
     #[command(flatten)]
     pub ssh: SshArgs,
