@@ -68,6 +68,21 @@ pub enum Command {
     Generate(GenerateArgs),
 }
 
+impl Command {
+    /// Whether stdout carries JSON: a failure is then printed there as a JSON object too.
+    pub fn prints_json(&self) -> bool {
+        match self {
+            Command::Bench(a) => a.format == Format::Json,
+            Command::Probe(a) => a.json || a.format == ProbeFormat::Json,
+            Command::Speed(a) => a.format == Format::Json,
+            Command::Pipeline(a) => a.format == Format::Json,
+            Command::Storage(a) => a.format == Format::Json,
+            Command::Report(a) => a.format == Format::Json,
+            _ => false,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
     /// Saved reports (`--format json` of bench, speed, storage or pipeline); `-` reads

@@ -14,6 +14,7 @@ mod support;
 mod cli {
     mod bench;
     mod closed_pipe;
+    mod errors;
     mod grammar;
     mod help;
     mod probe;
