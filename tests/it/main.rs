@@ -15,6 +15,7 @@ mod cli {
     mod bench;
     mod closed_pipe;
     mod errors;
+    mod flag_table;
     mod grammar;
     mod help;
     mod probe;
