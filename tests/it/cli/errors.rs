@@ -5,6 +5,7 @@ use crate::support::{output, sshtune, stderr, stdout};
 
 #[test]
 fn not_a_report_is_a_usage_error_in_report_and_config() {
+    let _lock = crate::support::shared();
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("garbage");
     std::fs::write(&garbage, "garbage\n").unwrap();
@@ -16,6 +17,7 @@ fn not_a_report_is_a_usage_error_in_report_and_config() {
 
 #[test]
 fn a_json_format_prints_the_failure_as_json_with_the_same_status() {
+    let _lock = crate::support::shared();
     let o = output(sshtune().args(["report", "--format", "json", "/nonexistent/run.json"]));
     let v: serde_json::Value =
         serde_json::from_str(stdout(&o).trim()).unwrap_or_else(|e| panic!("{e}: {:?}", stdout(&o)));
@@ -35,6 +37,7 @@ fn a_json_format_prints_the_failure_as_json_with_the_same_status() {
 
 #[test]
 fn an_unwritable_export_names_its_own_flag() {
+    let _lock = crate::support::shared();
     let report = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/reports/bench.json");
     let o = output(sshtune().args(["report", "--export-csv", "/", report]));
     assert_eq!(o.status.code(), Some(4));

@@ -14,6 +14,7 @@ fn parse(line: &str) -> Command {
 
 #[test]
 fn every_duration_flag_takes_the_suffixed_form() {
+    let _lock = crate::support::shared();
     let Command::Bench(b) = parse("sshtune bench --min-duration 500ms --max-time 2m") else {
         panic!()
     };
@@ -52,6 +53,7 @@ fn every_duration_flag_takes_the_suffixed_form() {
 
 #[test]
 fn bare_numbers_and_old_names_keep_working() {
+    let _lock = crate::support::shared();
     let Command::Probe(p) = parse("sshtune probe h --timeout 10") else {
         panic!()
     };
@@ -72,6 +74,7 @@ fn bare_numbers_and_old_names_keep_working() {
 
 #[test]
 fn out_of_range_and_unknown_units_are_refused() {
+    let _lock = crate::support::shared();
     for line in [
         "sshtune pipeline --interval 10ms",
         "sshtune probe h --timeout 2d",

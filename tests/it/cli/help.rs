@@ -22,6 +22,7 @@ fn visible_commands() -> Vec<(Vec<String>, clap::Command)> {
 
 #[test]
 fn every_help_ends_with_examples_that_parse() {
+    let _lock = crate::support::shared();
     let commands = visible_commands();
     assert!(commands.len() >= 9, "{}", commands.len());
     for (path, mut cmd) in commands {
@@ -54,6 +55,7 @@ fn every_help_ends_with_examples_that_parse() {
 
 #[test]
 fn host_arguments_complete_as_host_names() {
+    let _lock = crate::support::shared();
     let cmd = Cli::command();
     for (sub, arg) in [("bench", "host"), ("probe", "host"), ("config", "host")] {
         let a = cmd
@@ -66,6 +68,7 @@ fn host_arguments_complete_as_host_names() {
 
 #[test]
 fn man_pages_end_with_examples_environment_and_see_also() {
+    let _lock = crate::support::shared();
     let dir = tempfile::tempdir().unwrap();
     let o = crate::support::output(
         crate::support::sshtune()
