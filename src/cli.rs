@@ -5,11 +5,14 @@ use crate::bench::model::Directions;
 use crate::report::Format;
 pub use crate::units::parse_size;
 use crate::units::{parse_ceiling, Rate};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum, ValueHint};
 use std::path::PathBuf;
+use std::time::Duration;
+
+pub mod examples;
 
 #[derive(Debug, Parser)]
-#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = crate::exit::help())]
+#[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = examples::top_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -34,30 +37,53 @@ pub enum ColorChoice {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure per-cipher throughput up and down, with CPU on both ends and a bottleneck verdict.
+    #[command(after_help = examples::help("bench"))]
     Bench(BenchArgs),
     /// Read a server's banner and offered algorithms without logging in.
+    #[command(after_help = examples::help("probe"))]
     Probe(ProbeArgs),
     /// Run the native SSH server (built-in benchmark commands only, never a shell).
+    #[command(after_help = examples::help("serve"))]
     Serve(ServeArgs),
     /// Turn bench results into an sshd_config drop-in, a client Host block and an rsync line
     /// that the target sshd accepts, fastest cipher first.
+    #[command(after_help = examples::help("config"))]
     Config(ConfigArgs),
     /// Raw cost of each SSH cipher and MAC on this CPU, next to `openssl speed` of the same primitive.
+    #[command(after_help = examples::help("speed"))]
     Speed(SpeedArgs),
     /// Raw-TCP receiver that bench starts on the server to measure the path's ceiling.
     #[command(hide = true)]
     TcpSink(TcpSinkArgs),
     /// rsync over SSH into a remote directory, measured as one system: throughput, CPU per
     /// stage on both ends, stage ceilings and what to change.
+    #[command(after_help = examples::help("pipeline"))]
     Pipeline(PipelineArgs),
     /// Measure dm-crypt: capabilities, kernel cipher speed, and the cipher × layer × test matrix.
+    #[command(after_help = examples::help("storage"))]
     Storage(StorageArgs),
     /// Re-render saved JSON reports in any format without measuring; two or more of one kind
     /// are compared row by row.
+    #[command(after_help = examples::help("report"))]
     Report(ReportArgs),
     /// Write the man pages or the shell completions into a directory (for packages).
     #[command(hide = true)]
     Generate(GenerateArgs),
+}
+
+impl Command {
+    /// Whether stdout carries JSON: a failure is then printed there as a JSON object too.
+    pub fn prints_json(&self) -> bool {
+        match self {
+            Command::Bench(a) => a.format == Format::Json,
+            Command::Probe(a) => a.json || a.format == ProbeFormat::Json,
+            Command::Speed(a) => a.format == Format::Json,
+            Command::Pipeline(a) => a.format == Format::Json,
+            Command::Storage(a) => a.format == Format::Json,
+            Command::Report(a) => a.format == Format::Json,
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -220,6 +246,7 @@ pub enum Engine {
 pub struct BenchArgs {
     /// Destination as ssh takes it (host, user@host or a ~/.ssh/config alias). Omitted: a
     /// private sshd on 127.0.0.1 with temporary keys, removed afterwards.
+    #[arg(value_hint = ValueHint::Hostname)]
     pub host: Option<String>,
     #[command(flatten)]
     pub ssh: SshArgs,
@@ -239,9 +266,9 @@ pub struct BenchArgs {
     /// Fixed bytes per transfer (e.g. 64M, 1G). Default: grow until a transfer lasts --min-duration.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
-    /// Shortest transfer --thorough sizing aims for, seconds; by default samples start at
-    /// 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
-    #[arg(long, default_value_t = 2.0)]
+    /// Shortest transfer --thorough sizing aims for (e.g. 2s, 500ms); by default samples
+    /// start at 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = crate::units::parse_duration)]
     pub min_duration: f64,
     /// The reference run: --repeat samples of at least --min-duration each for every row and a
     /// fixed warm-up, no racing (slower; what the default mode is checked against). Default:
@@ -254,7 +281,7 @@ pub struct BenchArgs {
     pub adaptive: bool,
     /// Stop sampling contenders once the run has lasted this long (e.g. 30s, 2m); every row
     /// still gets its first samples. Not with --thorough.
-    #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough")]
+    #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough", value_name = "DURATION")]
     pub max_time: Option<f64>,
     #[arg(long, value_enum, default_value_t = Directions::Both)]
     pub direction: Directions,
@@ -283,7 +310,7 @@ pub struct BenchArgs {
     pub ceiling: Option<Rate>,
     /// Do not measure the raw-TCP ceiling (no receiver is started on the server); verdicts
     /// then rest on CPU figures and the path inference.
-    #[arg(long)]
+    #[arg(long, alias = "no-ceilings")]
     pub no_ceiling: bool,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
@@ -313,14 +340,15 @@ pub struct TcpSinkArgs {
     /// Connections to count before exiting.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub count: u32,
-    /// Give up after this many seconds in total.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=600))]
-    pub timeout: u64,
+    /// Give up after this long in total (e.g. 30s; 1s–10m).
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_sink_timeout)]
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
     /// Host (or user@host, or an ssh config alias).
+    #[arg(value_hint = ValueHint::Hostname)]
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
@@ -333,9 +361,9 @@ pub struct ProbeArgs {
     /// (after printing the report).
     #[arg(long, value_enum, value_name = "GRADE")]
     pub fail_on: Option<FailOn>,
-    /// Seconds to wait for the server at each step.
-    #[arg(long, default_value_t = 10)]
-    pub timeout: u64,
+    /// How long to wait for the server at each step (e.g. 10s, 500ms; 1s–1h).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_step_timeout)]
+    pub timeout: Duration,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -387,12 +415,13 @@ pub struct ServeArgs {
     /// Unauthenticated connections from one address at once.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub per_source_max_startups: u32,
-    /// Seconds from connect to the end of authentication (as sshd's LoginGraceTime).
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub login_grace_time: u64,
-    /// Seconds a connection may stay silent (or not take our data) before it is dropped.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
-    pub idle_timeout: u64,
+    /// Time from connect to the end of authentication (as sshd's LoginGraceTime; 1s–1h).
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_step_timeout)]
+    pub login_grace_time: Duration,
+    /// How long a connection may stay silent (or not take our data) before it is dropped
+    /// (at least 1s).
+    #[arg(long, default_value = "5m", value_name = "DURATION", value_parser = parse_idle_timeout)]
+    pub idle_timeout: Duration,
     /// Also offer insecure legacy ciphers (arcfour*, blowfish-cbc, cast128-cbc, 3des-cbc, none).
     #[arg(long)]
     pub allow_legacy: bool,
@@ -418,7 +447,7 @@ pub struct ConfigArgs {
     #[arg(long, num_args = 1.., conflicts_with = "host", required_unless_present = "host")]
     pub from: Vec<PathBuf>,
     /// Measure this destination first (as `sshtune bench HOST` does).
-    #[arg(long)]
+    #[arg(long, value_hint = ValueHint::Hostname)]
     pub host: Option<String>,
     #[command(flatten)]
     pub ssh: SshArgs,
@@ -500,14 +529,14 @@ pub struct SpeedArgs {
     /// Crypto backend(s) to time.
     #[arg(long, value_enum, default_value_t = CryptoChoice::Both)]
     pub crypto: CryptoChoice,
-    /// CPU seconds a sample may last: samples start at 0.1 s and double while they disagree
+    /// CPU time a sample may last (e.g. 1s, 500ms): samples start at 0.1 s and double while they disagree
     /// by more than 5% (one outlier among two extra samples is set aside), up to this. The
     /// `openssl speed` reference runs once for 1 s.
-    #[arg(long, default_value_t = 1.0, value_parser = parse_min_time)]
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_min_time)]
     pub min_time: f64,
     /// Timed samples per row; the report shows their median and range.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=100))]
-    pub samples: u32,
+    #[arg(long, alias = "samples", default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=100))]
+    pub repeat: u32,
     /// Skip the `openssl speed` reference column.
     #[arg(long)]
     pub no_reference: bool,
@@ -526,11 +555,9 @@ pub fn parse_openssh_version(s: &str) -> Result<ciphers::OpenSshVersion, String>
 }
 
 fn parse_min_time(s: &str) -> Result<f64, String> {
-    let v: f64 = s
-        .parse()
-        .map_err(|_| format!("not a number of seconds: {s:?}"))?;
+    let v = crate::units::parse_duration(s)?;
     if !(0.001..=600.0).contains(&v) {
-        return Err("--min-time must be between 0.001 and 600 seconds".into());
+        return Err("--min-time must be between 1ms and 10m".into());
     }
     Ok(v)
 }
@@ -572,12 +599,15 @@ pub struct PipelineArgs {
     /// rsync program on the remote side (rsync --rsync-path).
     #[arg(long, default_value = "rsync")]
     pub rsync_path: String,
-    /// Sampling interval of the CPU and I/O readers, milliseconds.
-    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u64).range(50..=5000))]
-    pub interval_ms: u64,
+    /// Sampling interval of the CPU and I/O readers (e.g. 200ms, 1s; 50ms–5s).
+    #[arg(long, default_value = "200ms", value_name = "DURATION", value_parser = parse_interval)]
+    pub interval: Duration,
+    /// The interval in milliseconds, as a bare number (kept for scripts; see --interval).
+    #[arg(long, hide = true, conflicts_with = "interval", value_parser = clap::value_parser!(u64).range(50..=5000))]
+    pub interval_ms: Option<u64>,
     /// Do not measure stage ceilings (SSH-only, disk-only, rsync-local); no verdict then.
-    #[arg(long)]
-    pub no_ceilings: bool,
+    #[arg(long, alias = "no-ceilings")]
+    pub no_ceiling: bool,
     /// Leave the files this run wrote on the remote side.
     #[arg(long)]
     pub keep: bool,
@@ -643,14 +673,14 @@ pub struct StorageArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub tests: Vec<crate::storage::plan::Test>,
     /// Format LUKS2 headers instead of header-less plain mappings (same data path).
-    #[arg(long)]
+    #[arg(long, alias = "luks")]
     pub luks2: bool,
     /// Samples per test.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
     pub repeat: Option<u32>,
-    /// Upper bound of each fio run, seconds (default 20; 5 with --quick).
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub fio_runtime: Option<u64>,
+    /// Upper bound of each fio run (e.g. 20s; 1s–1h; default 20s, 5s with --quick).
+    #[arg(long, value_name = "DURATION", value_parser = parse_step_timeout)]
+    pub fio_runtime: Option<Duration>,
     /// Only capabilities and cipher speed; no mapping is made.
     #[arg(long)]
     pub no_matrix: bool,
@@ -664,6 +694,31 @@ pub struct StorageArgs {
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// A duration flag's value (`30s`, `500ms`, `2m`; a bare number is seconds) within `lo..=hi` seconds.
+fn duration_within(s: &str, lo: f64, hi: f64, range: &str) -> Result<Duration, String> {
+    let v = crate::units::parse_duration(s)?;
+    if !(lo..=hi).contains(&v) {
+        return Err(format!("{s:?} is outside {range}"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn parse_step_timeout(s: &str) -> Result<Duration, String> {
+    duration_within(s, 1.0, 3600.0, "1s–1h")
+}
+
+fn parse_sink_timeout(s: &str) -> Result<Duration, String> {
+    duration_within(s, 1.0, 600.0, "1s–10m")
+}
+
+fn parse_idle_timeout(s: &str) -> Result<Duration, String> {
+    duration_within(s, 1.0, f64::from(u32::MAX), "1s and more")
+}
+
+fn parse_interval(s: &str) -> Result<Duration, String> {
+    duration_within(s, 0.05, 5.0, "50ms–5s")
 }
 
 fn parse_packet_size(s: &str) -> Result<u32, String> {

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let json = cli.command.prints_json();
     sshtune::cmd::apply_global(cli.color, cli.units);
     quiet_on_closed_stdout();
     let result = panic::catch_unwind(AssertUnwindSafe(|| run(cli.command)));
@@ -13,7 +14,13 @@ fn main() -> ExitCode {
         Ok(Err(e)) => {
             // One line: the cause chain joined, as the user needs to act on it.
             eprintln!("sshtune: {e:#}");
-            ExitCode::from(sshtune::exit::code_for(&e))
+            let status = sshtune::exit::code_for(&e);
+            if json {
+                // A script reading JSON still gets JSON, as iperf3 -J does.
+                let error = serde_json::json!({ "error": format!("{e:#}"), "status": status });
+                println!("{error}");
+            }
+            ExitCode::from(status)
         }
         // The reader of stdout went away (`sshtune report x.json | head -1`): what it wanted
         // was printed, and the unwinding ran every clean-up guard on its way here.

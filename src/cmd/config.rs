@@ -10,7 +10,7 @@ use crate::config::emit::{self, Emitted, Meta};
 use crate::config::engine;
 use crate::config::policy::{self, Selection};
 use crate::config::sshd::Sshd;
-use crate::exit::PolicyFailure;
+use crate::exit::{PolicyFailure, UsageError};
 use crate::progress;
 use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
@@ -166,8 +166,12 @@ fn read_report(path: &std::path::Path) -> Result<(String, BenchReport)> {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
         (path.display().to_string(), text)
     };
-    let report: BenchReport = serde_json::from_str(&text)
-        .with_context(|| format!("{name} is not a sshtune bench report ({SCHEMA})"))?;
+    // Not a report is a mistake on the command line, as for `sshtune report`.
+    let report: BenchReport = serde_json::from_str(&text).map_err(|e| {
+        UsageError(format!(
+            "{name} is not a sshtune bench report ({SCHEMA}): {e}"
+        ))
+    })?;
     if report.schema != SCHEMA {
         bail!(
             "{name}: schema {:?}, this sshtune reads {SCHEMA:?}",

@@ -2,7 +2,7 @@
 //! the same clap definitions the binary parses with, so they cannot drift from `--help`.
 //! Packaging runs it (scripts/deb); users do not need it.
 
-use crate::cli::{Cli, GenerateArgs, Generated};
+use crate::cli::{examples, Cli, GenerateArgs, Generated};
 use crate::exit::STATUSES;
 use anyhow::{Context, Result};
 use clap::CommandFactory;
@@ -25,14 +25,30 @@ pub fn run(args: GenerateArgs) -> Result<()> {
     Ok(())
 }
 
-/// `sshtune.1` with an EXIT STATUS section, and one page per visible subcommand.
+/// `sshtune.1` with an EXIT STATUS section, and one page per visible subcommand; every page
+/// ends with EXAMPLES (the lines `--help` shows), ENVIRONMENT and SEE ALSO.
 fn man_pages(dir: &Path) -> Result<Vec<String>> {
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
+    let pages: Vec<String> = cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set())
+        .map(|s| format!("sshtune-{}", s.get_name()))
+        .collect();
     let mut written = Vec::new();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let man = Man::new(sub.clone());
-        man.generate_to(dir)?;
+        let mut page = Vec::new();
+        man.render_title(&mut page)?;
+        man.render_name_section(&mut page)?;
+        man.render_synopsis_section(&mut page)?;
+        man.render_description_section(&mut page)?;
+        man.render_options_section(&mut page)?;
+        closing_sections(sub.get_name(), &pages).to_writer(&mut page)?;
+        if sub.get_version().is_some() {
+            man.render_version_section(&mut page)?;
+        }
+        std::fs::write(dir.join(man.get_filename()), page)?;
         written.push(man.get_filename());
     }
     let man = Man::new(cmd);
@@ -44,6 +60,7 @@ fn man_pages(dir: &Path) -> Result<Vec<String>> {
     man.render_options_section(&mut page)?;
     man.render_subcommands_section(&mut page)?;
     exit_status_section().to_writer(&mut page)?;
+    closing_sections("sshtune", &pages).to_writer(&mut page)?;
     man.render_version_section(&mut page)?;
     std::fs::write(dir.join(man.get_filename()), page)?;
     written.push(man.get_filename());
@@ -59,6 +76,65 @@ fn exit_status_section() -> Roff {
         roff.text([bold(code.to_string())]);
         roff.text([roman(*meaning)]);
     }
+    roff
+}
+
+/// Environment variables sshtune reads, and why.
+const ENVIRONMENT: &[(&str, &str)] = &[
+    (
+        "NO_COLOR",
+        "when set and not empty, terminal tables carry no colours unless --color always",
+    ),
+    (
+        "HOME",
+        "where ~/.ssh/authorized_keys, known_hosts and ssh's config are found",
+    ),
+    (
+        "XDG_STATE_HOME",
+        "serve keeps its host key below it (default ~/.local/state)",
+    ),
+    (
+        "SSH_AUTH_SOCK",
+        "the native engine logs in with the agent's keys",
+    ),
+    (
+        "PATH",
+        "where ssh, sshd, rsync, openssl, cryptsetup and fio are found",
+    ),
+];
+
+/// Related pages besides sshtune's own.
+const SEE_ALSO: &[&str] = &[
+    "ssh(1)",
+    "sshd(8)",
+    "ssh_config(5)",
+    "sshd_config(5)",
+    "rsync(1)",
+    "cryptsetup(8)",
+];
+
+/// EXAMPLES, ENVIRONMENT and SEE ALSO of the page `name` (`sshtune` or a subcommand).
+fn closing_sections(name: &str, pages: &[String]) -> Roff {
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXAMPLES"]);
+    for (line, meaning) in examples::of(name) {
+        roff.control("TP", []);
+        roff.text([bold(*line)]);
+        roff.text([roman(*meaning)]);
+    }
+    roff.control("SH", ["ENVIRONMENT"]);
+    for (var, meaning) in ENVIRONMENT {
+        roff.control("TP", []);
+        roff.text([bold(*var)]);
+        roff.text([roman(*meaning)]);
+    }
+    roff.control("SH", ["SEE ALSO"]);
+    let own = std::iter::once("sshtune".to_string())
+        .chain(pages.iter().cloned())
+        .filter(|p| *p != name && *p != format!("sshtune-{name}"))
+        .map(|p| format!("{p}(1)"));
+    let all: Vec<String> = own.chain(SEE_ALSO.iter().map(|s| s.to_string())).collect();
+    roff.text([roman(all.join(", "))]);
     roff
 }
 
@@ -97,6 +173,16 @@ mod tests {
         assert!(!main.contains("EXTRA"), "{main}");
         let probe = std::fs::read_to_string(dir.path().join("sshtune-probe.1")).unwrap();
         assert!(probe.contains("fail\\-on"), "{probe}");
+        for section in ["EXAMPLES", "ENVIRONMENT", "\"SEE ALSO\""] {
+            for page in [&main, &probe] {
+                assert!(
+                    page.contains(&format!(".SH {section}")),
+                    "{section}: {page}"
+                );
+            }
+        }
+        assert!(probe.contains("NO_COLOR"), "{probe}");
+        assert!(!probe.contains("EXTRA"), "{probe}");
     }
 
     #[test]

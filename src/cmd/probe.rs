@@ -9,7 +9,6 @@ use crate::target::SshTarget;
 use anyhow::Result;
 use ciphers::Grade;
 use serde::Serialize;
-use std::time::Duration;
 
 /// One offered cipher or MAC with its grade (None: not in the catalog).
 struct Row {
@@ -45,7 +44,7 @@ struct ProbeJson<'a> {
 }
 
 pub fn run(args: ProbeArgs) -> Result<()> {
-    let timeout = Duration::from_secs(args.timeout.max(1));
+    let timeout = args.timeout;
     let result = match destination(&args)? {
         Ok((target, r)) => crate::probe::probe_target(&target, &r, timeout)?,
         Err((host, port)) => probe(&host, port, timeout)?,

@@ -11,7 +11,6 @@ use anyhow::{bail, Context, Result};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 pub fn run(args: ServeArgs) -> Result<()> {
     let authorized_path = match &args.authorized_keys {
@@ -68,9 +67,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
             max_sessions: args.max_sessions as usize,
             startups: args.max_startups,
             per_source: args.per_source_max_startups as usize,
-            login_grace: Duration::from_secs(args.login_grace_time),
+            login_grace: args.login_grace_time,
         },
-        idle_timeout: Duration::from_secs(args.idle_timeout),
+        idle_timeout: args.idle_timeout,
         window: DEFAULT_WINDOW,
         packet_size: DEFAULT_MAX_PACKET,
         verbose: true,

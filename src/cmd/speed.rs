@@ -200,7 +200,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
             let mut row = row_base(s, backend);
             let timed = s
                 .op(backend)
-                .and_then(|mut op| measure::run_adaptive(&mut op, args.min_time, args.samples));
+                .and_then(|mut op| measure::run_adaptive(&mut op, args.min_time, args.repeat));
             match timed {
                 Ok(samples) => {
                     let mib: Vec<f64> = samples.iter().map(|x| x.mib_s()).collect();
@@ -250,7 +250,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
         settings: Settings {
             packet_bytes: PACKET_BYTES,
             min_time_s: args.min_time,
-            samples: args.samples,
+            samples: args.repeat,
             crypto: backends.iter().map(|b| b.to_string()).collect(),
             clock: "thread-cpu".into(),
         },

@@ -124,7 +124,7 @@ pub fn run(args: StorageArgs) -> Result<()> {
             work_parent: work_parent.clone(),
             size,
             io_bytes: run::io_bytes_for(size),
-            fio_runtime: Duration::from_secs(args.fio_runtime.unwrap_or(if quick {
+            fio_runtime: args.fio_runtime.unwrap_or(Duration::from_secs(if quick {
                 5
             } else {
                 20

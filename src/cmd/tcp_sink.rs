@@ -32,7 +32,7 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
         .with_context(|| format!("binding a TCP port on {ip}"))?;
     listener.set_nonblocking(true)?;
     let port = listener.local_addr()?.port();
-    let deadline = Instant::now() + Duration::from_secs(args.timeout);
+    let deadline = Instant::now() + args.timeout;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{LISTENING} addr={ip} port={port}")?;
     out.flush()?;
@@ -43,8 +43,8 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 if Instant::now() >= deadline {
                     bail!(
-                        "timed out after {} s waiting for a connection",
-                        args.timeout
+                        "timed out after {:.1} s waiting for a connection",
+                        args.timeout.as_secs_f64()
                     );
                 }
                 std::thread::sleep(Duration::from_millis(10));

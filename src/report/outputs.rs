@@ -45,8 +45,18 @@ pub fn plan(requests: &[(PathBuf, Option<Format>)], stdout_format: Format) -> Re
             .unwrap_or(stdout_format);
         files.push((path.clone(), format));
     }
-    for (path, _) in &files {
-        crate::outfile::check_writable(path).map_err(|e| OutputError(e.to_string()))?;
+    for ((path, _), (_, explicit)) in files.iter().zip(requests) {
+        // The message names the flag the user typed.
+        let flag = match explicit {
+            None => "--output",
+            Some(Format::Json) => "--export-json",
+            Some(Format::Csv) => "--export-csv",
+            Some(Format::Markdown) => "--export-markdown",
+            Some(Format::Html) => "--export-html",
+            Some(_) => "--output",
+        };
+        crate::outfile::check_writable(path)
+            .map_err(|e| OutputError(e.to_string().replacen("--output", flag, 1)))?;
     }
     let stdout = (!files.iter().any(|(_, f)| *f == stdout_format)).then_some(stdout_format);
     Ok(Outputs { files, stdout })

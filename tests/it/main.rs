@@ -14,6 +14,10 @@ mod support;
 mod cli {
     mod bench;
     mod closed_pipe;
+    mod errors;
+    mod flag_table;
+    mod grammar;
+    mod help;
     mod probe;
     mod pty;
     mod speed;

@@ -19,7 +19,9 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 /// Whether `doc` names `file` (relative to `src/`, `/`-separated).
 fn named(doc: &str, rows: &[&str], file: &str) -> bool {
-    let file = file.strip_suffix("/mod.rs").map_or(file.to_string(), |d| format!("{d}/"));
+    let file = file
+        .strip_suffix("/mod.rs")
+        .map_or(file.to_string(), |d| format!("{d}/"));
     let quoted = |s: &str| format!("`{s}`");
     if doc.contains(&quoted(&file)) || doc.contains(&format!("{file}`")) {
         return true;
@@ -40,9 +42,9 @@ fn named(doc: &str, rows: &[&str], file: &str) -> bool {
             tokens.push(parts[parts.len() - 1].clone());
         }
         let rest = tokens.concat();
-        rows.iter().filter(|r| r.starts_with(&dir)).any(|r| {
-            r.contains(&quoted(&rest)) || tokens.iter().all(|t| r.contains(&quoted(t)))
-        })
+        rows.iter()
+            .filter(|r| r.starts_with(&dir))
+            .any(|r| r.contains(&quoted(&rest)) || tokens.iter().all(|t| r.contains(&quoted(t))))
     })
 }
 
@@ -57,7 +59,12 @@ fn every_source_file_is_named_in_the_architecture_page() {
     files.sort();
     let missing: Vec<String> = files
         .iter()
-        .map(|f| f.strip_prefix(root.join("src")).unwrap().display().to_string())
+        .map(|f| {
+            f.strip_prefix(root.join("src"))
+                .unwrap()
+                .display()
+                .to_string()
+        })
         .filter(|f| !named(&doc, &rows, f))
         .collect();
     assert!(
