@@ -350,7 +350,11 @@ fn from_dash_reads_the_report_on_stdin() {
     assert_eq!(piped, named);
 
     let o = run(b"{ not json");
-    assert_eq!(o.status.code(), Some(2), "not a report is a command-line mistake");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "not a report is a command-line mistake"
+    );
     let err = stderr(&o);
     assert!(
         err.contains("standard input is not a sshtune bench report"),
