@@ -284,7 +284,8 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; largest error on a measured cell {e:.0}%."
+            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
+            l.model_median_error_pct.map_or_else(|| "–".into(), |m| format!("{m:.0}%"))
         ));
     }
     match &l.recommendation {
@@ -300,6 +301,19 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
                     _ => String::new(),
                 }
             ));
+            let parts = [
+                ("cipher change alone (today's LUKS setting)", &r.cipher_only),
+                ("LUKS change alone (today's cipher)", &r.luks_only),
+                ("both", &r.both),
+            ];
+            for (what, o) in parts {
+                if let Some(o) = o {
+                    out.push(format!(
+                        "  {what}: {}",
+                        crate::pipeline::luks::split::describe(o)
+                    ));
+                }
+            }
             out.push(format!("  client (~/.ssh/config): {}", r.client_line));
             out.push(format!(
                 "  server: {}",

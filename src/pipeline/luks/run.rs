@@ -485,11 +485,14 @@ pub fn finish(
             cells.push(cell(row, st, &m.alone, (cores, free), same_machine));
         }
     }
-    let model_max_error_pct = cells
+    let errors: Vec<f64> = cells
         .iter()
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
-        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+        .collect();
+    let model_max_error_pct = crate::bench::stats::max(&errors);
+    let model_median_error_pct =
+        crate::bench::stats::median(&errors).map(|e| (e * 10.0).round() / 10.0);
     let recommendation = advice::recommend(
         &cells,
         &m.settings,
@@ -506,6 +509,7 @@ pub fn finish(
         alone: m.alone,
         cells,
         model_max_error_pct,
+        model_median_error_pct,
         baseline_cores: Some((base.destination(same_machine) * 1000.0).round() / 1000.0),
         recommendation,
     }
