@@ -67,6 +67,10 @@ pub struct LuksSection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_cores: Option<f64>,
     pub recommendation: Option<LuksAdvice>,
+    /// Set when the run was interrupted during the matrix: the report holds the cells
+    /// measured so far, and this says which were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -261,7 +261,10 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
             alone,
         ),
         (
-            "SSH cipher × LUKS setting, end to end (rsync --whole-file; CPU in % of one core)".into(),
+            format!(
+                "SSH cipher × LUKS setting, end to end (rsync --whole-file; CPU in % of one core){}",
+                if l.partial.is_some() { " — PARTIAL: interrupted, the cells measured so far" } else { "" }
+            ),
             cell_head,
             cells,
         ),
@@ -270,6 +273,9 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
 
 fn luks_summary(l: &LuksSection) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(p) = &l.partial {
+        out.push(format!("PARTIAL: {p}."));
+    }
     out.extend(
         l.stale_removed
             .iter()
