@@ -57,7 +57,7 @@ ls -A /tmp/small > {w}/small.left
 umount /tmp/small
 {bin} pipeline /tmp/mnt --size 2M --ciphers aes128-ctr,aes256-gcm@openssh.com --variants whole-file --repeat 1 --no-ceilings --luks --luks-settings xts256 --no-trim --format json --output {w}/term.json 2> {w}/term.err &
 p=$!
-i=0; while [ $i -lt 300 ] && ! grep -q "aes128-ctr/whole-file#1: .*MiB/s" {w}/term.err; do sleep 1; i=$((i+1)); done
+i=0; while [ $i -lt 300 ] && ! grep -q "luks:xts256.aes128-ctr/whole-file#1: .*MiB/s" {w}/term.err; do sleep 1; i=$((i+1)); done
 kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/term.rc
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
