@@ -16,6 +16,11 @@ pub fn run(args: PipelineArgs) -> Result<()> {
     progress.finish();
     let report = report?;
     outputs.write(|f| render::pipeline(&report, f))?;
+    if report.luks.as_ref().is_some_and(|l| l.partial.is_some()) {
+        // The report of the cells measured so far is written; the status says a signal
+        // cut the run short, as after any other interruption.
+        return Err(crate::process::Interrupted.into());
+    }
     if report.rows.iter().all(|r| r.median_mib_s.is_none()) {
         bail!("no rsync run succeeded (see the errors in the report)");
     }

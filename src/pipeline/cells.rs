@@ -43,6 +43,20 @@ pub fn measure_into(
     tag: &str,
     before: &mut dyn FnMut(&String) -> Result<()>,
 ) -> Result<Vec<Row>> {
+    let (rows, result) = measure_partial(s, ciphers, variants, data_dir, tag, before);
+    result.map(|()| rows)
+}
+
+/// `measure_into`, keeping the rows measured before an error or an interruption: the rows,
+/// and how the matrix ended.
+pub fn measure_partial(
+    s: &Setup,
+    ciphers: &[String],
+    variants: &[Variant],
+    data_dir: &str,
+    tag: &str,
+    before: &mut dyn FnMut(&String) -> Result<()>,
+) -> (Vec<Row>, Result<()>) {
     let mut cells = Cells {
         s,
         rsync_dest: s.end.rsync_dest(data_dir),
@@ -53,7 +67,9 @@ pub fn measure_into(
     };
     let mut rows = Vec::new();
     for cipher in ciphers {
-        before(cipher)?;
+        if let Err(e) = before(cipher) {
+            return (rows, Err(e));
+        }
         let e = rsync::ssh_command(&s.end.target.ssh_options(
             Some(cipher),
             None,
@@ -63,10 +79,13 @@ pub fn measure_into(
         // stands for the rest of this cipher's rows instead of being retried.
         let mut refused: Option<String> = None;
         for &variant in variants {
-            rows.push(cells.cell(cipher, &e, variant, &mut refused)?);
+            match cells.cell(cipher, &e, variant, &mut refused) {
+                Ok(r) => rows.push(r),
+                Err(e) => return (rows, Err(e)),
+            }
         }
     }
-    Ok(rows)
+    (rows, Ok(()))
 }
 
 /// The state carried from cell to cell: whether the destination holds the data already.

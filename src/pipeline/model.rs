@@ -57,12 +57,20 @@ pub struct LuksSection {
     pub cells: Vec<LuksCell>,
     /// Largest |predicted − measured| / measured over the measured cells, %.
     pub model_max_error_pct: Option<f64>,
+    /// Median |predicted − measured| / measured over the measured cells, %. Absent in files
+    /// written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_median_error_pct: Option<f64>,
     /// The destination's CPU load with nothing of the run's moving but its samplers, in
     /// cores: taken off every stage's cost and off the cores the model shares out. Absent
     /// in files written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline_cores: Option<f64>,
     pub recommendation: Option<LuksAdvice>,
+    /// Set when the run was interrupted during the matrix: the report holds the cells
+    /// measured so far, and this says which were not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -139,6 +147,29 @@ pub struct LuksAdvice {
     /// The command that changes the user's mapping in place, when flags are all that differ.
     pub luks_command: Option<String>,
     pub luks_note: String,
+    /// Whether the advice changes the LUKS setting: only when the best other setting's
+    /// samples lie above the best cipher-only cell's. Absent in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub luks_change: Option<bool>,
+    /// The gain's parts: the best cipher on today's setting, today's cipher on the fastest
+    /// other setting, the best cell on the fastest other setting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cipher_only: Option<LuksOption>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub luks_only: Option<LuksOption>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub both: Option<LuksOption>,
+}
+
+/// One measured way to a faster copy: a cipher onto a setting, with its samples' spread.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LuksOption {
+    pub cipher: String,
+    pub setting: String,
+    pub median_mib_s: f64,
+    pub min_mib_s: f64,
+    pub max_mib_s: f64,
+    pub samples: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

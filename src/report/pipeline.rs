@@ -263,7 +263,10 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
             alone,
         ),
         (
-            "SSH cipher × LUKS setting, end to end (rsync --whole-file; CPU in % of one core)".into(),
+            format!(
+                "SSH cipher × LUKS setting, end to end (rsync --whole-file; CPU in % of one core){}",
+                if l.partial.is_some() { " — PARTIAL: interrupted, the cells measured so far" } else { "" }
+            ),
             cell_head,
             cells,
         ),
@@ -272,6 +275,9 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
 
 fn luks_summary(l: &LuksSection) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(p) = &l.partial {
+        out.push(format!("PARTIAL: {p}."));
+    }
     out.extend(
         l.stale_removed
             .iter()
@@ -286,7 +292,8 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; largest error on a measured cell {e:.0}%."
+            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
+            l.model_median_error_pct.map_or_else(|| "–".into(), |m| format!("{m:.0}%"))
         ));
     }
     match &l.recommendation {
@@ -302,6 +309,19 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
                     _ => String::new(),
                 }
             ));
+            let parts = [
+                ("cipher change alone (today's LUKS setting)", &r.cipher_only),
+                ("LUKS change alone (today's cipher)", &r.luks_only),
+                ("both", &r.both),
+            ];
+            for (what, o) in parts {
+                if let Some(o) = o {
+                    out.push(format!(
+                        "  {what}: {}",
+                        crate::pipeline::luks::split::describe(o)
+                    ));
+                }
+            }
             out.push(format!("  client (~/.ssh/config): {}", r.client_line));
             out.push(format!(
                 "  server: {}",

@@ -1,6 +1,8 @@
-//! The recommendation for both ends: the fastest measured cell, against today's combination
-//! (ssh's default cipher onto the destination's own setting, else onto the reference), with
-//! the lines that get there — the client's `Ciphers ^…`, an sshd_config drop-in, and the
+//! The recommendation for both ends, against today's combination (ssh's default cipher onto
+//! the destination's own setting, else onto the reference): the cheapest change the
+//! measurement supports (`split.rs`: a LUKS change only when clearly faster than the best
+//! cipher change on today's setting, else "keep today's setting"), with the lines that get
+//! there — the client's `Ciphers ^…`, an sshd_config drop-in, and the
 //! cryptsetup command or the re-encryption it would take.
 //!
 //! The SSH lines are `sshtune config`'s: its secure policy and its emitter, fed a bench report
@@ -9,19 +11,13 @@
 //! ordered by what the whole copy reached, not by SSH alone. Pure: the caller brings the
 //! client's `ssh -V` release with the server (`SshSide`).
 
-use super::settings;
+use super::{settings, split};
 use crate::bench::model::{BenchReport, ClientInfo, Direction, Directions, ServerInfo};
 use crate::bench::{EngineKind, Options, ResultRow};
 use crate::config::emit::{self, Emitted, Meta};
 use crate::config::policy::{self, Policy};
 use crate::pipeline::model::{LuksAdvice, LuksCell, LuksSetting, StorageInfo};
 use anyhow::{anyhow, Result};
-
-/// Only the safe ciphers are ever recommended: the ones the catalog grades ok (as bench and
-/// config do); a legacy cipher can be measured but is not advised.
-fn safe(cipher: &str) -> bool {
-    ciphers::cipher(cipher).is_some_and(|c| c.grade == ciphers::Grade::Ok)
-}
 
 pub fn recommend(
     cells: &[LuksCell],
@@ -31,11 +27,6 @@ pub fn recommend(
     default_cipher: Option<&str>,
     ssh: &SshSide,
 ) -> Option<LuksAdvice> {
-    let best = cells
-        .iter()
-        .filter(|c| safe(&c.row.cipher))
-        .filter_map(|c| Some((c, c.row.median_mib_s?)))
-        .max_by(|a, b| a.1.total_cmp(&b.1))?;
     let today_setting = list
         .iter()
         .find(|s| s.current)
@@ -49,8 +40,27 @@ pub fn recommend(
             .or_else(|| cells.iter().find(|c| c.setting == t.name))
             .and_then(|c| Some((c, c.row.median_mib_s?)))
     });
-    let to = list.iter().find(|s| s.name == best.0.setting)?;
+    let split = split::split(
+        cells,
+        today_setting.map(|t| t.name.as_str()),
+        today.map(|t| t.0),
+    );
+    let change = split.luks_change();
+    let chosen = change
+        .or(split.cipher_only.as_ref())
+        .or(split.both.as_ref())?;
+    let to = list.iter().find(|s| s.name == chosen.setting)?;
     let (luks_command, luks_note) = match today_setting {
+        Some(from) if change.is_none() && from.name == to.name => {
+            let mut note = split.keep_note();
+            if !from.current {
+                note.push_str(&format!(
+                    "; the destination has no dm-crypt mapping of its own; for a new volume: {}",
+                    settings::describe(from)
+                ));
+            }
+            (None, note)
+        }
         Some(from) => {
             let name = storage.dm_name.as_deref().unwrap_or("NAME");
             let (cmd, note) = settings::change(from, to, name, device, to.dm_crypt_mib_s);
@@ -63,8 +73,8 @@ pub fn recommend(
         }
         None => (None, settings::describe(to)),
     };
-    let cipher = best.0.row.cipher.clone();
-    let lines = policy_lines(cells, &best.0.setting, ssh);
+    let cipher = chosen.cipher.clone();
+    let lines = policy_lines(cells, &chosen.setting, ssh);
     let (client_line, sshd_dropin) = match lines {
         Ok(e) => (
             client_ciphers(&e.client).unwrap_or(format!("Ciphers ^{cipher}")),
@@ -79,18 +89,23 @@ pub fn recommend(
             ),
         ),
     };
+    let mib_s = chosen.median_mib_s;
     Some(LuksAdvice {
         client_line,
         sshd_dropin,
-        setting: best.0.setting.clone(),
-        mib_s: best.1,
+        setting: chosen.setting.clone(),
+        mib_s,
         today_cipher: today.map(|t| t.0.row.cipher.clone()),
         today_setting: today.map(|t| t.0.setting.clone()),
         today_mib_s: today.map(|t| t.1),
-        gain_pct: today.map(|t| ((best.1 / t.1 - 1.0) * 1000.0).round() / 10.0),
+        gain_pct: today.map(|t| ((mib_s / t.1 - 1.0) * 1000.0).round() / 10.0),
         cipher,
         luks_command,
         luks_note,
+        luks_change: Some(change.is_some()),
+        cipher_only: split.cipher_only.clone(),
+        luks_only: split.luks_only.clone(),
+        both: split.both.clone(),
     })
 }
 
@@ -257,6 +272,12 @@ mod tests {
         );
         assert!(a.sshd_dropin.contains(fast), "{}", a.sshd_dropin);
 
+        assert_eq!(a.luks_change, Some(true));
+        assert_eq!(
+            a.cipher_only.as_ref().map(|o| o.setting.as_str()),
+            Some(slow.as_str())
+        );
+
         // A server whose release the probe could not tell (not OpenSSH): no list to check,
         // and the lines say so.
         let other = ServerInfo {
@@ -275,5 +296,115 @@ mod tests {
             "{}",
             a.sshd_dropin
         );
+    }
+
+    fn cell_with(cipher: &str, setting: &str, samples: &[f64]) -> LuksCell {
+        let mut c = cell(cipher, setting, 0.0);
+        c.row.samples = samples.to_vec();
+        c.row.median_mib_s = crate::bench::stats::median(samples);
+        c.row.min_mib_s = crate::bench::stats::min(samples);
+        c.row.max_mib_s = crate::bench::stats::max(samples);
+        c
+    }
+
+    fn ssh_for(bench: &BenchReport) -> SshSide<'_> {
+        SshSide {
+            server: &bench.server,
+            client_version: bench.client.ssh_version.as_deref(),
+            host: "board",
+            started: "2026-12-01T09:00:00+00:00",
+        }
+    }
+
+    #[test]
+    fn overlapping_samples_keep_todays_luks_setting() {
+        // The board: aes128-gcm onto xts256-4k read 3.6 (3.5–3.6), but aes128-gcm
+        // onto today's xts256 read 3.5 (2.9–3.7): the gain is the cipher's alone.
+        let bench: BenchReport = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/config/bench-openssh-9.2.json"
+        ))
+        .unwrap();
+        let storage = StorageInfo::default();
+        let list = settings::candidates(&storage, "");
+        let today = list
+            .iter()
+            .find(|s| s.name == "xts256")
+            .unwrap()
+            .name
+            .clone();
+        let other = list.iter().find(|s| s.name != today).unwrap().name.clone();
+        let chacha = "chacha20-poly1305@openssh.com";
+        let gcm = "aes128-gcm@openssh.com";
+        let cells = vec![
+            cell_with(chacha, &today, &[3.0, 3.1, 3.2]),
+            cell_with(gcm, &today, &[2.9, 3.5, 3.7]),
+            cell_with(chacha, &other, &[3.1, 3.2, 3.3]),
+            cell_with(gcm, &other, &[3.5, 3.6, 3.6]),
+        ];
+        let a = recommend(
+            &cells,
+            &list,
+            &storage,
+            None,
+            Some(chacha),
+            &ssh_for(&bench),
+        )
+        .unwrap();
+        assert_eq!(a.setting, today);
+        assert_eq!(a.luks_change, Some(false));
+        assert_eq!(a.luks_command, None);
+        assert!(
+            a.luks_note
+                .starts_with("no measured gain from the LUKS change: keep today's setting"),
+            "{}",
+            a.luks_note
+        );
+        assert!(a.luks_note.contains("--repeat 6"), "{}", a.luks_note);
+        // The three parts, each with its own figures.
+        // On today's setting aes128-gcm (2.9–3.7) ties with chacha20-poly1305 (3.0–3.2):
+        // the tier's fixed preference picks, not the higher median.
+        assert_eq!(a.cipher_only.as_ref().unwrap().cipher, chacha);
+        let luks_only = a.luks_only.as_ref().unwrap();
+        assert_eq!(
+            (luks_only.cipher.as_str(), luks_only.setting.as_str()),
+            (chacha, other.as_str())
+        );
+        let both = a.both.as_ref().unwrap();
+        assert_eq!(
+            (both.cipher.as_str(), both.setting.as_str()),
+            (gcm, other.as_str())
+        );
+        assert_eq!(a.gain_pct, Some(0.0));
+    }
+
+    #[test]
+    fn the_cipher_inside_a_tier_is_the_fixed_preference_not_the_noise() {
+        // Three overlapping ciphers on one setting: whichever median is highest, the line
+        // starts with the same one.
+        let bench: BenchReport = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/config/bench-openssh-9.2.json"
+        ))
+        .unwrap();
+        let storage = StorageInfo::default();
+        let list = settings::candidates(&storage, "");
+        let only = list
+            .iter()
+            .find(|s| s.name == "xts256")
+            .unwrap()
+            .name
+            .clone();
+        let pick = |a: &[f64], b: &[f64], c: &[f64]| {
+            let cells = vec![
+                cell_with("aes128-ctr", &only, a),
+                cell_with("aes128-gcm@openssh.com", &only, b),
+                cell_with("chacha20-poly1305@openssh.com", &only, c),
+            ];
+            recommend(&cells, &list, &storage, None, None, &ssh_for(&bench)).unwrap()
+        };
+        let one = pick(&[3.3, 3.5, 3.6], &[3.1, 3.3, 3.4], &[3.0, 3.2, 3.4]);
+        let two = pick(&[3.0, 3.2, 3.4], &[3.1, 3.3, 3.4], &[3.3, 3.5, 3.6]);
+        assert_eq!(one.cipher, two.cipher);
+        assert_eq!(one.client_line, two.client_line);
+        assert_eq!(one.client_line, format!("Ciphers ^{}", one.cipher));
     }
 }

@@ -3,7 +3,8 @@
 //! that runs there through ssh (`agent.rs`: the destination needs nothing of sshtune), the settings compared (`settings.rs`), the order things
 //! run in (`run.rs`), what each stage costs in CPU net of the samplers' load (`costs.rs`),
 //! the model that predicts a cell from its stages measured alone and trims settings before
-//! the end-to-end runs (`predict.rs`), and the recommendation (`advice.rs`). See
+//! the end-to-end runs (`predict.rs`), and the recommendation (`advice.rs`) with its gain split into a cipher change, a LUKS change
+//! and both (`split.rs`). See
 //! docs/pipeline.md.
 
 pub mod advice;
@@ -12,3 +13,4 @@ pub mod costs;
 pub mod predict;
 pub mod run;
 pub mod settings;
+pub mod split;

@@ -16,7 +16,7 @@ use crate::pipeline::sampling::{self, Interval};
 use crate::pipeline::setup::Setup;
 use crate::pipeline::ssh::ssh_command;
 use crate::pipeline::{stages, verdict, MIB};
-use crate::process::check_interrupted;
+use crate::process::{check_interrupted, interrupted};
 use anyhow::{bail, Context, Result};
 
 use std::io::{BufRead, BufReader, Write};
@@ -38,6 +38,8 @@ pub struct Measured {
     /// The user's mapping, and its size for the re-encryption estimate.
     pub storage: StorageInfo,
     pub device_bytes: Option<u64>,
+    /// Set when a signal cut the matrix short: what was left out.
+    pub partial: Option<String>,
 }
 
 /// The phase label of a cell's runs; `sampling::attach_tagged` finds them by it.
@@ -169,11 +171,15 @@ pub fn measure(
     let want = sums(&files(s.dataset.root()), s.dataset.root())
         .context("hashing the source for the byte-for-byte check")?;
     let mut cells_out = Vec::new();
+    let mut partial = None;
     for (i, st) in list.iter().enumerate() {
         if st.trimmed.is_some() || st.error.is_some() {
             continue;
         }
-        check_interrupted()?;
+        if interrupted() {
+            partial = Some(left_out(&list, &cells_out, ciphers));
+            break;
+        }
         let dm = map(agent, i, st)?;
         agent.mount(i)?;
         set_dm(s, Some(dm));
@@ -186,37 +192,50 @@ pub fn measure(
         // the volume (the hook runs ahead of each cipher's cells), the last one after them.
         let mut checks: Vec<(String, Option<String>)> = Vec::new();
         let mut previous: Option<String> = None;
-        let rows = cells::measure_into(
+        let (mut rows, ended) = cells::measure_partial(
             s,
             ciphers,
             &[Variant::WholeFile],
             &data,
             &tag(&st.name),
             &mut |c| {
+                check_interrupted()?;
                 if let Some(p) = previous.replace(c.clone()) {
                     checks.push((p, compare(&want, agent.sums())));
                 }
                 Ok(())
             },
         );
-        let mut rows = rows?;
+        if let Err(e) = ended {
+            if !interrupted() {
+                return Err(e);
+            }
+        }
+        if interrupted() {
+            // The signal stopped the helper and the copy under way: keep the cells that
+            // finished (their copies unchecked past the last check), say which did not.
+            rows.retain(|r| r.error.is_none() || checks.iter().any(|(c, _)| c == &r.cipher));
+            mark_differing(&mut rows, &checks);
+            cells_out.push((st.name.clone(), rows));
+            partial = Some(left_out(&list, &cells_out, ciphers));
+            break;
+        }
         if let Some(p) = previous {
             checks.push((p, compare(&want, agent.sums())));
         }
-        for r in rows.iter_mut().filter(|r| r.error.is_none()) {
-            if let Some((_, Some(e))) = checks.iter().find(|(c, _)| c == &r.cipher) {
-                r.error = Some(format!("the copy differs from the source: {e}"));
-            }
-        }
+        mark_differing(&mut rows, &checks);
         s.shared.set_phase(Some("between".into()));
         agent.unmap(i)?;
         cells_out.push((st.name.clone(), rows));
     }
     set_dm(s, storage.dm_device.clone());
-    let device_bytes = storage
-        .dm_device
-        .as_deref()
-        .and_then(|dm| agent.device_bytes(dm));
+    let device_bytes = match partial {
+        Some(_) => None,
+        None => storage
+            .dm_device
+            .as_deref()
+            .and_then(|dm| agent.device_bytes(dm)),
+    };
     Ok(Measured {
         stale,
         loop_bytes,
@@ -227,7 +246,45 @@ pub fn measure(
         cells: cells_out,
         storage: storage.clone(),
         device_bytes,
+        partial,
     })
+}
+
+/// The rows whose copy differed from the source get that as their error.
+fn mark_differing(rows: &mut [Row], checks: &[(String, Option<String>)]) {
+    for r in rows.iter_mut().filter(|r| r.error.is_none()) {
+        if let Some((_, Some(e))) = checks.iter().find(|(c, _)| c == &r.cipher) {
+            r.error = Some(format!("the copy differs from the source: {e}"));
+        }
+    }
+}
+
+/// What an interrupted matrix did not measure: the cells of each kept setting that have no
+/// row yet, as `setting: cipher, cipher`.
+fn left_out(list: &[LuksSetting], done: &[(String, Vec<Row>)], ciphers: &[String]) -> String {
+    let mut out = Vec::new();
+    for st in list
+        .iter()
+        .filter(|x| x.trimmed.is_none() && x.error.is_none())
+    {
+        let rows = done.iter().find(|(n, _)| n == &st.name).map(|(_, r)| r);
+        let missing: Vec<&str> = ciphers
+            .iter()
+            .filter(|c| !rows.is_some_and(|r| r.iter().any(|r| &r.cipher == *c)))
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            out.push(format!("{}: {}", st.name, missing.join(", ")));
+        }
+    }
+    format!(
+        "interrupted during the matrix; not measured: {}",
+        if out.is_empty() {
+            "nothing".into()
+        } else {
+            out.join("; ")
+        }
+    )
 }
 
 /// Setting `st` as the helper's mapping `i`; its `dm-N`.
@@ -485,11 +542,14 @@ pub fn finish(
             cells.push(cell(row, st, &m.alone, (cores, free), same_machine));
         }
     }
-    let model_max_error_pct = cells
+    let errors: Vec<f64> = cells
         .iter()
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
-        .fold(None, |a: Option<f64>, v| Some(a.map_or(v, |a| a.max(v))));
+        .collect();
+    let model_max_error_pct = crate::bench::stats::max(&errors);
+    let model_median_error_pct =
+        crate::bench::stats::median(&errors).map(|e| (e * 10.0).round() / 10.0);
     let recommendation = advice::recommend(
         &cells,
         &m.settings,
@@ -506,6 +566,8 @@ pub fn finish(
         alone: m.alone,
         cells,
         model_max_error_pct,
+        model_median_error_pct,
+        partial: m.partial,
         baseline_cores: Some((base.destination(same_machine) * 1000.0).round() / 1000.0),
         recommendation,
     }

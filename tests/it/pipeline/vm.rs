@@ -7,7 +7,8 @@
 //! including a killed run's leftovers planted before (its directory, loop device, mapping and
 //! the ext4 mounted from it), which the run must remove. Before it,
 //! a loop file too big for a small destination is refused in one line, and a run stopped
-//! with SIGTERM during its first dm-crypt pass exits 130 with nothing left. Last, a
+//! with SIGTERM after its first cell exits 130 with nothing left and writes the partial
+//! report of that cell, naming the cell it did not measure. Last, a
 //! board-like destination: the VM's sshd in a cgroup held to 30% of a core, 3des-cbc onto the
 //! current setting (one small cell: under emulation and the quota it runs at a fifth of a
 //! MiB/s), which must be bounded by ssh, the reason naming the server's quota. It costs about
@@ -54,9 +55,9 @@ mount -t tmpfs -o size=48m tmpfs /tmp/small
 if {bin} pipeline /tmp/small --size 8M --luks --no-ceilings --repeat 1 -q --ciphers aes128-ctr 2> {w}/small.err; then echo "accepted a loop file larger than half the free space" >> {w}/small.err; fi
 ls -A /tmp/small > {w}/small.left
 umount /tmp/small
-{bin} pipeline /tmp/mnt --size 4M --ciphers aes128-ctr --variants whole-file --repeat 1 --no-ceilings --luks --luks-settings xts256 --no-trim 2> {w}/term.err &
+{bin} pipeline /tmp/mnt --size 2M --ciphers aes128-ctr,aes256-gcm@openssh.com --variants whole-file --repeat 1 --no-ceilings --luks --luks-settings xts256 --no-trim --format json --output {w}/term.json 2> {w}/term.err &
 p=$!
-i=0; while [ $i -lt 300 ] && ! grep -q "dm-crypt pass" {w}/term.err; do sleep 1; i=$((i+1)); done
+i=0; while [ $i -lt 300 ] && ! grep -q "luks:xts256.aes128-ctr/whole-file#1: .*MiB/s" {w}/term.err; do sleep 1; i=$((i+1)); done
 kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/term.rc
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
@@ -133,6 +134,7 @@ pub fn check(w: &Path, console: &str) {
         left.trim().is_empty(),
         "left in the small destination: {left}"
     );
+    interrupted(w);
     assert_eq!(
         std::fs::read_to_string(w.join("compare"))
             .unwrap_or_default()
@@ -304,4 +306,35 @@ fn board(w: &Path) {
         assert_eq!(c["bound_by"], "ssh", "{c}");
         assert!(c["reason"].as_str().unwrap().contains("CPU quota"), "{c}");
     }
+}
+
+/// The run stopped with SIGTERM after its first cell: exit 130, nothing of it left, and the
+/// report of the cell it measured, marked partial, naming the cell it did not.
+fn interrupted(w: &Path) {
+    let err = std::fs::read_to_string(w.join("term.err")).unwrap_or_default();
+    let rc = std::fs::read_to_string(w.join("term.rc")).unwrap_or_default();
+    assert_eq!(rc.trim(), "130", "{err}");
+    let left = std::fs::read_to_string(w.join("term.left")).unwrap_or_default();
+    assert!(left.trim().is_empty(), "left after SIGTERM: {left}\n{err}");
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(w.join("term.json")).unwrap_or_default())
+            .unwrap_or_else(|e| panic!("no partial report ({e}): {err}"));
+    let l = &r["luks"];
+    let partial = l["partial"].as_str().unwrap_or_default();
+    assert!(
+        partial.contains("xts256: aes256-gcm@openssh.com"),
+        "{partial}\n{err}"
+    );
+    let cells = l["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 1, "{cells:#?}");
+    assert_eq!(cells[0]["row"]["cipher"], "aes128-ctr");
+    assert!(cells[0]["row"]["median_mib_s"].as_f64().unwrap() > 0.0);
+    // The table of the same file says so too.
+    let table = std::process::Command::new(support::SSHTUNE)
+        .arg("report")
+        .arg(w.join("term.json"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(table.contains("PARTIAL"), "{table}");
 }
