@@ -24,6 +24,9 @@ pub struct Cli {
     /// Unit of rates in terminal and Markdown tables; JSON, CSV and HTML keep MiB/s.
     #[arg(long, global = true, value_enum, default_value_t = crate::report::rate_unit::RateUnit::MibS)]
     pub units: crate::report::rate_unit::RateUnit,
+    /// The same as --format json, for every command that prints a report.
+    #[arg(long, global = true)]
+    pub json: bool,
 }
 
 /// `--color`, as ls and grep spell it.
@@ -72,16 +75,46 @@ pub enum Command {
 }
 
 impl Command {
-    /// Whether stdout carries JSON: a failure is then printed there as a JSON object too.
-    pub fn prints_json(&self) -> bool {
+    /// The command's `--format`, for those that print a report.
+    fn format_mut(&mut self) -> Option<&mut Format> {
         match self {
-            Command::Bench(a) => a.format == Format::Json,
-            Command::Probe(a) => a.json || a.format == ProbeFormat::Json,
-            Command::Speed(a) => a.format == Format::Json,
-            Command::Pipeline(a) => a.format == Format::Json,
-            Command::Storage(a) => a.format == Format::Json,
-            Command::Report(a) => a.format == Format::Json,
-            _ => false,
+            Command::Bench(a) => Some(&mut a.format),
+            Command::Probe(a) => Some(&mut a.format),
+            Command::Config(a) => Some(&mut a.format),
+            Command::Speed(a) => Some(&mut a.format),
+            Command::Pipeline(a) => Some(&mut a.format),
+            Command::Storage(a) => Some(&mut a.format),
+            Command::Report(a) => Some(&mut a.format),
+            Command::Serve(_) | Command::TcpSink(_) | Command::Generate(_) => None,
+        }
+    }
+
+    /// `--json`: `--format json` for a command that prints a report; a usage error for one
+    /// that prints none, or with a `--format` other than json.
+    pub fn use_json(&mut self) -> Result<(), String> {
+        match self.format_mut() {
+            Some(f) if *f == Format::Table || *f == Format::Json => {
+                *f = Format::Json;
+                Ok(())
+            }
+            Some(f) => Err(format!("--json conflicts with --format {}", f.as_str())),
+            None => Err("--json: this command prints no report".into()),
+        }
+    }
+
+    /// Whether stdout carries JSON: a failure is then printed there as a JSON object too.
+    pub fn prints_json(&mut self) -> bool {
+        self.format_mut().is_some_and(|f| *f == Format::Json)
+    }
+
+    /// `-v` of the ssh options, for commands that start ssh.
+    pub fn ssh_verbose(&self) -> u8 {
+        match self {
+            Command::Bench(a) => a.ssh.verbose,
+            Command::Probe(a) => a.ssh.verbose,
+            Command::Config(a) => a.ssh.verbose,
+            Command::Pipeline(a) => a.ssh.verbose,
+            _ => 0,
         }
     }
 }
@@ -185,6 +218,20 @@ pub struct SshArgs {
     /// Extra ssh option, repeatable (ssh -o), e.g. -o ProxyJump=gw.
     #[arg(short = 'o', long = "ssh-option")]
     pub option: Vec<String>,
+    /// Connect through this jump host, `[user@]host[:port]`, comma-separated hops (ssh -J;
+    /// the same as -o ProxyJump=...).
+    #[arg(short = 'J', long = "jump", value_name = "DESTINATION")]
+    pub jump: Option<String>,
+    /// IPv4 addresses only (ssh -4; -o AddressFamily=inet).
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    pub ipv4: bool,
+    /// IPv6 addresses only (ssh -6; -o AddressFamily=inet6).
+    #[arg(short = '6', long = "ipv6")]
+    pub ipv6: bool,
+    /// ssh's own debug output on stderr (ssh -v; repeat for more). The native engine has no
+    /// ssh log to show.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    pub verbose: u8,
 }
 
 impl BenchArgs {
@@ -200,15 +247,33 @@ impl BenchArgs {
 }
 
 impl SshArgs {
-    /// What the bench report records of these arguments.
+    /// What the bench report records of these arguments: `-J`, `-4` and `-6` as the `-o`
+    /// options they stand for, so a derived `Host` block carries them too. `-v` is not
+    /// recorded: it changes what ssh prints, not where it goes.
     pub fn used(&self) -> crate::bench::model::SshArgsUsed {
         crate::bench::model::SshArgsUsed {
             port: self.port,
             login: self.login.clone(),
             identity: self.identity.as_ref().map(|p| p.display().to_string()),
             ssh_config: self.config.as_ref().map(|p| p.display().to_string()),
-            options: self.option.clone(),
+            options: self.options(),
         }
+    }
+
+    /// `-o` values, then the ones `-J`, `-4` and `-6` stand for (ssh takes the first value
+    /// of an option, so an explicit `-o` wins, as it does in ssh).
+    fn options(&self) -> Vec<String> {
+        let mut v = self.option.clone();
+        if let Some(j) = &self.jump {
+            v.push(format!("ProxyJump={j}"));
+        }
+        if self.ipv4 {
+            v.push("AddressFamily=inet".into());
+        }
+        if self.ipv6 {
+            v.push("AddressFamily=inet6".into());
+        }
+        v
     }
 
     pub fn to_ssh_options(&self) -> Vec<String> {
@@ -225,9 +290,10 @@ impl SshArgs {
         if let Some(i) = &self.identity {
             v.extend(["-i".to_string(), i.display().to_string()]);
         }
-        for o in &self.option {
-            v.extend(["-o".to_string(), o.clone()]);
+        for o in self.options() {
+            v.extend(["-o".to_string(), o]);
         }
+        v.extend((0..self.verbose.min(3)).map(|_| "-v".to_string()));
         v
     }
 }
@@ -352,11 +418,10 @@ pub struct ProbeArgs {
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
-    #[arg(long, value_enum, default_value_t = ProbeFormat::Table)]
-    pub format: ProbeFormat,
-    /// Same as --format json.
-    #[arg(long, conflicts_with = "format")]
-    pub json: bool,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    #[command(flatten)]
+    pub out: OutputArgs,
     /// Exit with status 3 when the server offers a cipher or MAC of this grade or worse
     /// (after printing the report).
     #[arg(long, value_enum, value_name = "GRADE")]
@@ -364,12 +429,6 @@ pub struct ProbeArgs {
     /// How long to wait for the server at each step (e.g. 10s, 500ms; 1s–1h).
     #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_step_timeout)]
     pub timeout: Duration,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ProbeFormat {
-    Table,
-    Json,
 }
 
 /// The lowest grade `probe --fail-on` tolerates.
@@ -493,8 +552,20 @@ pub struct ConfigArgs {
     #[arg(long)]
     pub sshd: Option<PathBuf>,
     /// No bench progress on stderr.
+    /// `table`: the summary on stderr and the lines on stdout; `json`: one object on stdout
+    /// with the line, why its first cipher is first, what was dropped and the three outputs.
+    #[arg(long, value_enum, default_value_t = Format::Table, value_parser = config_format)]
+    pub format: Format,
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `config` prints lines, not a table of rows: table (its text) and json only.
+fn config_format(s: &str) -> Result<Format, String> {
+    match <Format as ValueEnum>::from_str(s, true)? {
+        f @ (Format::Table | Format::Json) => Ok(f),
+        f => Err(format!("config prints table or json, not {}", f.as_str())),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -5,10 +5,17 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let json = cli.command.prints_json();
-    sshtune::cmd::apply_global(cli.color, cli.units);
+    let mut command = cli.command;
+    if cli.json {
+        if let Err(e) = command.use_json() {
+            eprintln!("sshtune: {e}");
+            return ExitCode::from(sshtune::exit::USAGE);
+        }
+    }
+    let json = command.prints_json();
+    sshtune::cmd::apply_global(cli.color, cli.units, command.ssh_verbose());
     quiet_on_closed_stdout();
-    let result = panic::catch_unwind(AssertUnwindSafe(|| run(cli.command)));
+    let result = panic::catch_unwind(AssertUnwindSafe(|| run(command)));
     match result {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) => {

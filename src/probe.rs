@@ -9,16 +9,18 @@ use crate::wire::plain::{read_packet, write_packet};
 use crate::wire::transport::Disconnect;
 use crate::wire::Message;
 use anyhow::{bail, Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::{BufReader, Write};
 use std::time::Duration;
+
+pub mod model;
 
 /// The whole exchange must finish within this; a silent peer must not hang us.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Servers may send IGNORE/DEBUG first; more than this many before KEXINIT is hostile.
 const MAX_PACKETS_BEFORE_KEXINIT: usize = 16;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeResult {
     pub host: String,
     pub port: u16,

@@ -264,25 +264,67 @@ impl StderrDrain {
 pub fn drain_stderr(child: &mut Child) -> StderrDrain {
     let buf = Arc::new(Mutex::new(String::new()));
     let (tx, done) = std::sync::mpsc::channel();
-    if let Some(mut err) = child.stderr.take() {
+    if let Some(err) = child.stderr.take() {
         let sink = Arc::clone(&buf);
         std::thread::spawn(move || {
-            use std::io::Read;
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = err.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                if let Ok(mut s) = sink.lock() {
-                    if s.len() < 64 * 1024 {
-                        s.push_str(&String::from_utf8_lossy(&chunk[..n]));
-                    }
-                }
+            if RELAY_SSH_DEBUG.load(Ordering::Relaxed) {
+                relay_debug_lines(err, &sink);
+            } else {
+                collect(err, &sink);
             }
             let _ = tx.send(());
         });
     }
     StderrDrain { buf, done }
+}
+
+/// Set by `-v`: the `debug…` lines of the ssh processes we start are passed on to our stderr.
+static RELAY_SSH_DEBUG: AtomicBool = AtomicBool::new(false);
+
+/// Passes ssh's `debug…` lines (from `-v`) on to our stderr from now on; what is collected for
+/// error messages stays the other lines.
+pub fn relay_ssh_debug(on: bool) {
+    RELAY_SSH_DEBUG.store(on, Ordering::Relaxed);
+}
+
+/// What a drain keeps for error messages; more is dropped.
+const DRAIN_KEEPS: usize = 64 * 1024;
+
+fn collect(mut err: impl std::io::Read, sink: &Mutex<String>) {
+    let mut chunk = [0u8; 4096];
+    while let Ok(n) = err.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+        if let Ok(mut s) = sink.lock() {
+            if s.len() < DRAIN_KEEPS {
+                s.push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        }
+    }
+}
+
+fn relay_debug_lines(err: impl std::io::Read, sink: &Mutex<String>) {
+    use std::io::BufRead;
+    for line in std::io::BufReader::new(err)
+        .split(b'\n')
+        .map_while(|l| l.ok())
+    {
+        let line = String::from_utf8_lossy(&line);
+        if line.starts_with("debug") {
+            let shown: String = line
+                .trim_end()
+                .chars()
+                .map(|c| if c.is_control() && c != '\t' { '?' } else { c })
+                .collect();
+            eprintln!("{shown}");
+        } else if let Ok(mut s) = sink.lock() {
+            if s.len() < DRAIN_KEEPS {
+                s.push_str(&line);
+                s.push('\n');
+            }
+        }
+    }
 }
 
 /// Finds a program in PATH and the usual sbin directories (sshd is often outside a user's PATH).

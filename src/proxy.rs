@@ -61,7 +61,7 @@ pub fn dial(
     match Proxy::of(r, options, destination) {
         Some(p) => p.connect(),
         None => {
-            let s = tcp(&r.hostname, r.port, timeout)?;
+            let s = tcp_in(&r.hostname, r.port, timeout, r.address_family.as_deref())?;
             s.set_write_timeout(Some(timeout))?;
             Ok(s.into())
         }
@@ -70,10 +70,32 @@ pub fn dial(
 
 /// A direct TCP connection, trying each address `host` resolves to.
 pub fn tcp(host: &str, port: u16, timeout: Duration) -> Result<TcpStream> {
+    tcp_in(host, port, timeout, None)
+}
+
+/// A direct TCP connection to the addresses of `host` in `family` (ssh's `AddressFamily`:
+/// `inet`, `inet6`; None: all), each tried in turn.
+fn tcp_in(host: &str, port: u16, timeout: Duration, family: Option<&str>) -> Result<TcpStream> {
     let addrs: Vec<_> = match (host, port).to_socket_addrs() {
-        Ok(a) => a.collect(),
+        Ok(a) => a
+            .filter(|a| match family {
+                Some("inet") => a.is_ipv4(),
+                Some("inet6") => a.is_ipv6(),
+                _ => true,
+            })
+            .collect(),
         Err(e) => bail!("cannot resolve host {host:?}: {e}"),
     };
+    if addrs.is_empty() && family.is_some() {
+        bail!(
+            "host {host:?} has no {} address",
+            if family == Some("inet") {
+                "IPv4"
+            } else {
+                "IPv6"
+            }
+        );
+    }
     let mut last_err = None;
     for addr in &addrs {
         match TcpStream::connect_timeout(addr, timeout) {

@@ -48,6 +48,9 @@ pub struct Resolved {
     pub proxy_jump: Option<String>,
     /// `ProxyCommand`, its `%` tokens not yet expanded.
     pub proxy_command: Option<String>,
+    /// `AddressFamily`: `inet` or `inet6` restricts our own connections as it does ssh's;
+    /// `any` (or nothing) takes every address.
+    pub address_family: Option<String>,
 }
 
 /// Options that make every `ssh` we start measurable and non-interactive whatever the user's
@@ -159,6 +162,7 @@ pub fn parse_ssh_g(text: &str) -> Result<Resolved> {
             "identityfile" => r.identity_files.push(expand_tilde(v)),
             "proxyjump" if v != "none" => r.proxy_jump = Some(v.to_string()),
             "proxycommand" if v != "none" => r.proxy_command = Some(v.to_string()),
+            "addressfamily" if v != "any" => r.address_family = Some(v.to_string()),
             _ => {}
         }
     }

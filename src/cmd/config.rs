@@ -8,10 +8,12 @@ use crate::cli::ConfigArgs;
 use crate::config::apply::{self, one_line, reload_hint};
 use crate::config::emit::{self, Emitted, Meta};
 use crate::config::engine;
-use crate::config::policy::{self, Selection};
+use crate::config::policy;
 use crate::config::sshd::Sshd;
 use crate::exit::{PolicyFailure, UsageError};
 use crate::progress;
+use crate::report::config::ConfigSummary;
+use crate::report::Format;
 use anyhow::{bail, Context, Result};
 use ciphers::OpenSshVersion;
 use std::io::Read as _;
@@ -38,7 +40,10 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         figures: figures.describe(),
     };
     let out = emit::emit(&sel, &report, &meta)?;
-    summarize(&sel, &report, &out, &meta, args.quiet);
+    let summary = ConfigSummary::new(&sel, &out, &meta, crate::config::why::first(&sel, &report));
+    if !args.quiet && args.format == Format::Table {
+        eprint!("{}", summary.text());
+    }
     // A drop-in sshd rejects is never printed as if it were usable: the outputs come last.
     if args.check {
         check(&args, target, &out)?;
@@ -70,7 +75,10 @@ pub fn run(args: ConfigArgs) -> Result<()> {
         }
         eprintln!("{}", reload_hint());
     }
-    print_outputs(&args, &out);
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&summary)?),
+        _ => print_outputs(&args, &out),
+    }
     Ok(())
 }
 
@@ -203,26 +211,6 @@ fn client_host(report: &BenchReport) -> String {
     }
     let h = report.host.rsplit('@').next().unwrap_or(&report.host);
     h.to_string()
-}
-
-fn summarize(sel: &Selection, report: &BenchReport, out: &Emitted, meta: &Meta, quiet: bool) {
-    if quiet {
-        return;
-    }
-    eprintln!("{}", meta.figures);
-    eprintln!(
-        "policy {} for OpenSSH {}: {} (first: {})",
-        sel.policy.as_str(),
-        sel.target,
-        out.server_list.join(","),
-        out.fastest
-    );
-    if let Some(why) = crate::config::why::first(sel, report) {
-        eprintln!("{why}");
-    }
-    for d in &sel.dropped {
-        eprintln!("dropped {}: {}", d.name, d.reason);
-    }
 }
 
 fn print_outputs(args: &ConfigArgs, out: &Emitted) {

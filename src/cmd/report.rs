@@ -56,6 +56,14 @@ fn is_comparison(reports: &[(String, Loaded)], args: &ReportArgs) -> bool {
 
 fn comparison(reports: &[(String, Loaded)], args: &ReportArgs) -> Result<Comparison> {
     let kind = reports[0].1.kind();
+    if kind == "probe" {
+        return Err(UsageError(
+            "probe reports are rendered one at a time, not compared: an offer has no figure \
+             to compare"
+                .into(),
+        )
+        .into());
+    }
     if let Some((file, other)) = reports.iter().find(|(_, r)| r.kind() != kind) {
         return Err(UsageError(format!(
             "{file} is a {} report and {} a {kind} report: only reports of one kind compare",

@@ -14,6 +14,19 @@ pub enum Format {
     Html,
 }
 
+impl Format {
+    /// The name `--format` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Table => "table",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Markdown => "markdown",
+            Format::Html => "html",
+        }
+    }
+}
+
 /// Renders a report of kind `R` in one format.
 pub trait Exporter<R> {
     fn render(&self, report: &R) -> anyhow::Result<String>;

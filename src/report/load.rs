@@ -6,6 +6,7 @@
 use crate::bench::model::BenchReport;
 use crate::exit::UsageError;
 use crate::pipeline::model::PipelineReport;
+use crate::probe::model::ProbeReport;
 use crate::speed::model::SpeedReport;
 use crate::storage::model::StorageReport;
 use anyhow::{Context, Result};
@@ -17,6 +18,7 @@ pub const READS: &[&str] = &[
     crate::speed::model::SCHEMA,
     crate::storage::model::SCHEMA,
     crate::pipeline::model::SCHEMA,
+    crate::probe::model::SCHEMA,
 ];
 
 /// The file the fleet's Ansible role writes for a host it could not measure.
@@ -40,18 +42,22 @@ pub enum Loaded {
     Speed(Box<SpeedReport>),
     Storage(Box<StorageReport>),
     Pipeline(Box<PipelineReport>),
+    /// Rendered again, never compared: an offer has no figure to compare.
+    Probe(Box<ProbeReport>),
     /// Not a report: a host the fleet could not measure (only listed in a fleet table).
     FleetError(Box<FleetError>),
 }
 
 impl Loaded {
-    /// `bench`, `speed`, `storage` or `pipeline`: reports of one kind compare with each other.
+    /// `bench`, `speed`, `storage`, `pipeline` or `probe`: reports of one kind compare with each
+    /// other (probe reports excepted).
     pub fn kind(&self) -> &'static str {
         match self {
             Loaded::Bench(_) => "bench",
             Loaded::Speed(_) => "speed",
             Loaded::Storage(_) => "storage",
             Loaded::Pipeline(_) => "pipeline",
+            Loaded::Probe(_) => "probe",
             Loaded::FleetError(_) => "failed-run",
         }
     }
@@ -88,6 +94,7 @@ pub fn parse(text: &str) -> Result<Loaded> {
         s if s == crate::pipeline::model::SCHEMA => {
             Loaded::Pipeline(serde_json::from_value(value)?)
         }
+        s if s == crate::probe::model::SCHEMA => Loaded::Probe(serde_json::from_value(value)?),
         FLEET_ERROR => Loaded::FleetError(serde_json::from_value(value)?),
         other => return Err(UsageError(unknown(other)).into()),
     };
@@ -136,7 +143,7 @@ mod tests {
     fn unknown_and_newer_schemas_are_usage_errors_naming_what_is_read() {
         for (text, says) in [
             (r#"{"schema":"sshtune.bench/2"}"#, "newer than this sshtune"),
-            (r#"{"schema":"sshtune.probe/1"}"#, "is not a sshtune report"),
+            (r#"{"schema":"sshtune.ping/1"}"#, "is not a sshtune report"),
             (r#"{"results":[]}"#, "no \"schema\" field"),
             ("not json", "not a JSON report"),
         ] {

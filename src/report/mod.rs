@@ -6,6 +6,7 @@
 
 pub mod cells;
 pub mod compare;
+pub mod config;
 mod csv;
 pub mod explain;
 pub mod export;
@@ -18,6 +19,7 @@ pub mod machine;
 mod markdown;
 pub mod outputs;
 pub mod pipeline;
+pub mod probe;
 pub mod ranking;
 pub mod rate_unit;
 pub mod render;

@@ -5,9 +5,10 @@
 use super::export::{Exporter, Format};
 use super::json::Json;
 use super::load::Loaded;
-use super::{csv, html, markdown, pipeline, speed, storage, table, terminal};
+use super::{csv, html, markdown, pipeline, probe, speed, storage, table, terminal};
 use crate::bench::model::BenchReport;
 use crate::pipeline::model::PipelineReport;
+use crate::probe::model::ProbeReport;
 use crate::speed::model::SpeedReport;
 use crate::storage::model::StorageReport;
 use anyhow::Result;
@@ -63,6 +64,16 @@ pub fn pipeline(r: &PipelineReport, format: Format) -> Result<String> {
     })
 }
 
+pub fn probe(r: &ProbeReport, format: Format) -> Result<String> {
+    Ok(match format {
+        Format::Json => Json.render(r)?,
+        Format::Table => prose(format, probe::text(r)),
+        Format::Csv => probe::csv(r)?,
+        Format::Markdown => probe::markdown(r),
+        Format::Html => probe::html(r),
+    })
+}
+
 /// Any loaded report. A fleet error record is no report of its own: only a fleet table shows
 /// it, so asking to render one alone is an error.
 pub fn loaded(doc: &Loaded, format: Format) -> Result<String> {
@@ -71,6 +82,7 @@ pub fn loaded(doc: &Loaded, format: Format) -> Result<String> {
         Loaded::Speed(r) => speed(r, format),
         Loaded::Storage(r) => storage(r, format),
         Loaded::Pipeline(r) => pipeline(r, format),
+        Loaded::Probe(r) => probe(r, format),
         Loaded::FleetError(e) => anyhow::bail!("{} records a failed run, not a report", e.host),
     }
 }

@@ -167,6 +167,16 @@ impl std::fmt::Display for NameList<'_> {
 }
 
 /// As a list of names (the probe's JSON).
+/// A saved report's list (`["a", "b"]`) read back: each name is checked as the wire's are.
+impl<'de> serde::Deserialize<'de> for NameList<'_> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let names: Vec<String> = Vec::deserialize(d)?;
+        let text = names.join(",");
+        NameList::parse(text.as_bytes(), "name-list").map_err(serde::de::Error::custom)?;
+        Ok(NameList(Cow::Owned(text)))
+    }
+}
+
 impl Serialize for NameList<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.iter())

@@ -3,9 +3,9 @@
 
 use super::codec::{DecodeError, Message, NameList, Reader, Writer};
 use super::numbers as msg;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KexInit<'a> {
     #[serde(skip)]
     pub cookie: [u8; 16],

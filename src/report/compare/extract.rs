@@ -10,6 +10,7 @@ pub fn key_columns(r: &Loaded) -> &'static [&'static str] {
         Loaded::Speed(_) => &["kind", "algorithm", "backend"],
         Loaded::Storage(_) => &["layer", "cipher", "sector", "perf", "test"],
         Loaded::Pipeline(_) => &["cipher", "variant"],
+        Loaded::Probe(_) => &["kind", "name"],
         Loaded::FleetError(_) => &["host"],
     }
 }
@@ -83,6 +84,7 @@ pub fn rows(r: &Loaded) -> Vec<(Vec<String>, Option<Figure>)> {
                 )
             })
             .collect(),
+        Loaded::Probe(_) => Vec::new(),
         Loaded::FleetError(e) => vec![(vec![e.host.clone()], None)],
     }
 }
@@ -140,6 +142,7 @@ fn parts(r: &Loaded) -> Vec<String> {
             date(&s.started),
         ],
         Loaded::Pipeline(p) => vec![p.destination.clone(), date(&p.started)],
+        Loaded::Probe(p) => vec![p.probe.host.clone(), p.probe.banner.clone()],
         Loaded::FleetError(e) => vec![e.host.clone()],
     }
 }

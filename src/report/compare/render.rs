@@ -18,26 +18,42 @@ pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
 }
 
 /// The terminal table: names without `@openssh.com` (the suffix is most of a name's width and
-/// would make words longer than a narrow terminal's columns), every word whole
-/// (`terminal::keep_words`), the legend wrapped at spaces.
+/// would make words longer than a narrow terminal's columns), a key column with one value in
+/// every row said once above the table instead, cipher and MAC in one cell (`cipher+mac`, which
+/// wraps after the `+`), every word whole (`terminal::keep_words`), the legend wrapped at
+/// spaces.
 fn table(c: &Comparison) -> String {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED).set_header(header(c));
-    crate::report::terminal::fit(&mut t);
     let keys = c.key_columns.len();
-    for r in &c.rows {
-        let mut row = cells(c, r);
-        for cell in row.iter_mut().take(keys) {
-            *cell = cell.replace("@openssh.com", "");
-        }
-        t.add_row(row);
-    }
-    crate::report::terminal::keep_words(&mut t, &[]);
+    let mut head = header(c);
+    let mut rows: Vec<Vec<String>> = c
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = cells(c, r);
+            for cell in row.iter_mut().take(keys) {
+                *cell = cell.replace("@openssh.com", "");
+            }
+            row
+        })
+        .collect();
+    let fixed = drop_constant_keys(keys, &mut head, &mut rows);
+    join_cipher_and_mac(&mut head, &mut rows);
     let mut out = format!(
-        "sshtune report: {} runs of {} compared\n{t}\n",
+        "sshtune report: {} runs of {} compared\n",
         c.runs.len(),
         c.kind
     );
+    if !fixed.is_empty() {
+        out.push_str(&format!("Every row: {}.\n", fixed.join(", ")));
+    }
+    let groups = by_engine(&mut head, rows);
+    let pairs = head.iter().position(|h| h == PAIR);
+    for (title, group) in groups {
+        if let Some(title) = title {
+            out.push_str(&format!("{title}:\n"));
+        }
+        out.push_str(&format!("{}\n", fitted(&head, group, pairs)));
+    }
     if c.rows
         .iter()
         .any(|r| r.key.iter().any(|k| k.contains("@openssh.com")))
@@ -51,6 +67,98 @@ fn table(c: &Comparison) -> String {
         out.push('\n');
     }
     out
+}
+
+/// Removes the key columns (the first `keys`) whose value is the same in every row of several,
+/// returning them as `name value` to say once.
+fn drop_constant_keys(
+    keys: usize,
+    head: &mut Vec<String>,
+    rows: &mut [Vec<String>],
+) -> Vec<String> {
+    if rows.len() < 2 {
+        return Vec::new();
+    }
+    let constant: Vec<usize> = (0..keys)
+        .filter(|&i| rows.iter().all(|r| r[i] == rows[0][i]))
+        .collect();
+    let said = constant
+        .iter()
+        .map(|&i| format!("{} {}", head[i], rows[0][i]))
+        .collect();
+    for &i in constant.iter().rev() {
+        head.remove(i);
+        for r in rows.iter_mut() {
+            r.remove(i);
+        }
+    }
+    said
+}
+
+/// Rows of several engines as one table per engine (titled `engine X`), which saves the
+/// engine column's width; otherwise one untitled group.
+fn by_engine(
+    head: &mut Vec<String>,
+    rows: Vec<Vec<String>>,
+) -> Vec<(Option<String>, Vec<Vec<String>>)> {
+    if head.first().map(String::as_str) != Some("engine") {
+        return vec![(None, rows)];
+    }
+    head.remove(0);
+    let mut groups: Vec<(Option<String>, Vec<Vec<String>>)> = Vec::new();
+    for mut r in rows {
+        let title = Some(format!("engine {}", r.remove(0)));
+        match groups.iter_mut().find(|(t, _)| *t == title) {
+            Some((_, g)) => g.push(r),
+            None => groups.push((title, vec![r])),
+        }
+    }
+    groups
+}
+
+/// The table of `rows`; when words would not fit on one line, the MAC of a `cipher+mac` cell
+/// (column `pairs`) goes under its cipher.
+fn fitted(head: &[String], mut rows: Vec<Vec<String>>, pairs: Option<usize>) -> Table {
+    let (t, kept) = build(head, &rows);
+    match (kept.fits, pairs) {
+        (false, Some(i)) => {
+            for r in &mut rows {
+                r[i] = r[i].replace('+', "+\n");
+            }
+            build(head, &rows).0
+        }
+        _ => t,
+    }
+}
+
+fn build(head: &[String], rows: &[Vec<String>]) -> (Table, crate::report::terminal::Kept) {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED).set_header(head);
+    crate::report::terminal::fit(&mut t);
+    for row in rows {
+        t.add_row(row);
+    }
+    let kept = crate::report::terminal::keep_words(&mut t, &[]);
+    (t, kept)
+}
+
+/// The header of the column `join_cipher_and_mac` makes.
+const PAIR: &str = "cipher+mac";
+
+/// `cipher` and `mac` columns as one `cipher+mac` column; an AEAD cipher is its name alone.
+fn join_cipher_and_mac(head: &mut Vec<String>, rows: &mut [Vec<String>]) {
+    let at = |name: &str| head.iter().position(|h| h == name);
+    let (Some(ci), Some(mi)) = (at("cipher"), at("mac")) else {
+        return;
+    };
+    for r in rows.iter_mut() {
+        let mac = r.remove(mi);
+        if mac != "(aead)" && !mac.is_empty() {
+            r[ci] = format!("{}+{mac}", r[ci]);
+        }
+    }
+    head.remove(mi);
+    head[ci - usize::from(mi < ci)] = PAIR.into();
 }
 
 fn markdown(c: &Comparison) -> String {

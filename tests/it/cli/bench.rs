@@ -778,3 +778,45 @@ fn grades_are_coloured_only_on_a_terminal_without_no_color() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stdout(&o).contains('\x1b'), "{}", stdout(&o));
 }
+
+#[test]
+fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("Ciphers aes128-ctr\n").expect("sshd starts");
+    let o = output(bench_against(&server).args([
+        "--no-ceiling",
+        "--engine",
+        "openssh",
+        "--ciphers",
+        "aes128-ctr,aes256-ctr",
+        "--direction",
+        "upload",
+        "--size",
+        "4M",
+        "--repeat",
+        "1",
+        "--thorough",
+        "--format",
+        "json",
+        "-q",
+        "-v",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("debug1: "), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let row = |c: &str| {
+        v["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["cipher"] == c)
+            .unwrap()
+            .clone()
+    };
+    assert!(row("aes128-ctr")["error"].is_null());
+    // A cipher the server refuses is still read from ssh's error line, not lost among the
+    // debug lines.
+    let error = row("aes256-ctr")["error"].to_string();
+    assert!(error.contains("not offered"), "{error}");
+    assert!(!error.contains("debug1"), "{error}");
+}

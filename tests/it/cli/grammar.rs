@@ -86,3 +86,68 @@ fn out_of_range_and_unknown_units_are_refused() {
         );
     }
 }
+
+fn parse_cli(line: &str) -> Result<Command, String> {
+    let cli = Cli::try_parse_from(line.split_whitespace()).map_err(|e| e.to_string())?;
+    let mut command = cli.command;
+    if cli.json {
+        command.use_json()?;
+    }
+    Ok(command)
+}
+
+#[test]
+fn json_is_format_json_in_every_command_that_prints_a_report() {
+    let _lock = crate::support::shared();
+    for line in [
+        "sshtune bench --json",
+        "sshtune probe h --json",
+        "sshtune config --from r.json --json",
+        "sshtune speed --json",
+        "sshtune pipeline --json",
+        "sshtune storage --json",
+        "sshtune report r.json --json",
+        "sshtune --json speed",
+    ] {
+        let mut c = parse_cli(line).unwrap();
+        assert!(c.prints_json(), "{line}");
+    }
+    for (line, says) in [
+        ("sshtune serve --json", "prints no report"),
+        (
+            "sshtune bench --json --format csv",
+            "conflicts with --format csv",
+        ),
+        ("sshtune config --from r.json --format csv", "table or json"),
+    ] {
+        let e = parse_cli(line).err().unwrap_or_default();
+        assert!(e.contains(says), "{line}: {e}");
+    }
+}
+
+#[test]
+fn openssh_habits_pass_through_as_the_options_they_stand_for() {
+    let _lock = crate::support::shared();
+    let Command::Bench(b) = parse("sshtune bench nas -J u@gw:2022 -4 -vv -o Port=2") else {
+        panic!()
+    };
+    let argv = b.ssh.to_ssh_options().join(" ");
+    assert_eq!(
+        argv,
+        "-o Port=2 -o ProxyJump=u@gw:2022 -o AddressFamily=inet -v -v"
+    );
+    // What a derived Host block carries: the options, not the verbosity.
+    let used = b.ssh.used();
+    assert_eq!(
+        used.options,
+        ["Port=2", "ProxyJump=u@gw:2022", "AddressFamily=inet"]
+    );
+    let Command::Pipeline(p) = parse("sshtune pipeline nas:/d -6") else {
+        panic!()
+    };
+    assert!(p
+        .ssh
+        .to_ssh_options()
+        .contains(&"AddressFamily=inet6".to_string()));
+    assert!(Cli::try_parse_from(["sshtune", "probe", "h", "-4", "-6"]).is_err());
+}

@@ -25,7 +25,7 @@ fn probe_reads_openssh_offer_as_json() {
         serde_json::from_str::<serde_json::Value>(&stdout(&o)).unwrap()
     };
     let v = json(&["--format", "json"]);
-    // --json stays an alias of --format json: the same document.
+    // --json is the same as --format json in every command: the same document.
     assert_eq!(json(&["--json"]), v);
     assert_eq!(v["schema"], "sshtune.probe/1");
     assert!(v["banner"]
@@ -266,4 +266,45 @@ fn probe_reports_refused_connections_and_unknown_hosts() {
     let o = output(sshtune().args(["probe", "no-such-host.invalid", "--timeout", "2"]));
     assert!(!o.status.success());
     assert!(stderr(&o).contains("resolve"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_saved_probe_is_rendered_again_in_every_format_and_not_compared() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("Ciphers aes128-ctr,chacha20-poly1305@openssh.com\n").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("probe.json");
+    let o = output(
+        sshtune()
+            .args(["probe", "127.0.0.1", "-p", &server.port.to_string()])
+            .args(["--output".as_ref(), saved.as_os_str()]),
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let live = stdout(&o);
+    assert!(live.contains("chacha20-poly1305@openssh.com"), "{live}");
+    let report = |format: &str| {
+        let o = output(
+            sshtune()
+                .arg("report")
+                .arg(&saved)
+                .args(["--format", format]),
+        );
+        assert!(o.status.success(), "{format}: {}", stderr(&o));
+        stdout(&o)
+    };
+    assert_eq!(
+        report("table"),
+        live,
+        "the saved probe reads as the live one"
+    );
+    let again: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let first: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    assert_eq!(again, first, "JSON survives a round trip unchanged");
+    assert!(report("csv").contains("cipher,aes128-ctr,ok,"));
+    assert!(report("markdown").contains("| `aes128-ctr` | ok |"));
+    assert!(report("html").contains("<td>chacha20-poly1305@openssh.com</td>"));
+    let o = output(sshtune().arg("report").arg(&saved).arg(&saved));
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("not compared"), "{}", stderr(&o));
 }

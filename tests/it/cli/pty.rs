@@ -74,26 +74,34 @@ fn check(example: &str, columns: u16, width: usize, whole: &HashSet<String>) {
     }
 }
 
+/// The words of `example` on a terminal wide enough for every line; a `cipher+mac` pair may
+/// also break after its `+`.
+fn whole_words(example: &str) -> HashSet<String> {
+    let mut whole: HashSet<String> = words(&on_terminal(example, 1000)).into_iter().collect();
+    let pairs: Vec<String> = whole.iter().filter(|w| w.contains('+')).cloned().collect();
+    for p in pairs {
+        let (cipher, mac) = p.split_once('+').expect("a +");
+        whole.insert(format!("{cipher}+"));
+        whole.insert(mac.to_string());
+    }
+    whole
+}
+
 #[test]
 fn no_word_is_split_at_80_or_0_columns() {
     let _lock = crate::support::shared();
     for example in EXAMPLES {
-        let mut whole: HashSet<String> = words(&on_terminal(example, 1000)).into_iter().collect();
-        let pairs: Vec<String> = whole.iter().filter(|w| w.contains('+')).cloned().collect();
-        for p in pairs {
-            let (cipher, mac) = p.split_once('+').expect("a +");
-            whole.insert(format!("{cipher}+"));
-            whole.insert(mac.to_string());
-        }
+        let whole = whole_words(example);
         check(example, 80, 80, &whole);
         check(example, 0, 120, &whole);
     }
 }
 
 #[test]
-fn a_comparison_keeps_its_words_at_0_columns() {
+fn a_comparison_keeps_its_words_at_80_and_0_columns() {
     let _lock = crate::support::shared();
     let both = "bench.json bench-cpu-quota.json";
-    let whole: HashSet<String> = words(&on_terminal(both, 1000)).into_iter().collect();
+    let whole = whole_words(both);
+    check(both, 80, 80, &whole);
     check(both, 0, 120, &whole);
 }

@@ -715,3 +715,38 @@ fn live_host_runs_the_bench_first() {
     assert_eq!(names, ["aes128-ctr", "aes128-gcm@openssh.com"]);
     assert!(server_part.contains("n=3"), "{server_part}");
 }
+
+#[test]
+fn format_json_is_one_object_with_the_line_the_reasons_and_the_outputs() {
+    let _lock = support::shared();
+    let fx = fixture("config/bench-openssh-9.2.json");
+    let fx = fx.to_str().unwrap();
+    let text = ok(&config(&["--from", fx, "--direction", "upload"]));
+    let o = config(&["--from", fx, "--direction", "upload", "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
+    assert_eq!(v["schema"], "sshtune.config/1");
+    let line: Vec<&str> = v["ciphers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    let server = v["outputs"]["server"].as_str().unwrap();
+    assert_eq!(ciphers_of(server), line);
+    assert_eq!(v["first"], line[0]);
+    assert_eq!(v["chosen"][0]["tier"], 1);
+    // The three outputs are the text form's, byte for byte.
+    for part in ["server", "client", "rsync"] {
+        assert!(
+            text.contains(v["outputs"][part].as_str().unwrap()),
+            "{part}"
+        );
+    }
+    // --json is the same, and a format config has no form for is refused by clap.
+    let alias = config(&["--from", fx, "--direction", "upload", "--json"]);
+    assert_eq!(ok(&alias), ok(&o));
+    assert_eq!(
+        config(&["--from", fx, "--format", "csv"]).status.code(),
+        Some(2)
+    );
+}
