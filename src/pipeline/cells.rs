@@ -196,7 +196,7 @@ impl Cells<'_> {
                 &s.end.label,
                 "emptying the destination between runs",
             )?;
-            if !out.contains("SSHTUNE-OK") {
+            if !crate::remote::said_ok(&out) {
                 bail!(
                     "cannot empty {} on {}: {}",
                     self.data_dir,

@@ -7,7 +7,7 @@ use super::model::StorageInfo;
 use super::remote;
 use super::ssh::remote_call;
 use super::MIB;
-use crate::bench::remote::{self as bench_remote, info, Info};
+use crate::remote::{info, machine, refusal, said_ok, same_boot, Info};
 use crate::sysinfo::MachineInfo;
 use anyhow::{bail, Result};
 
@@ -42,8 +42,8 @@ pub fn check(
         label,
         "checking the destination",
     )?;
-    if let Some(err) = pre.lines().find_map(|l| l.strip_prefix("SSHTUNE-ERR ")) {
-        let (what, why) = err.split_once(' ').unwrap_or((err, ""));
+    if let Some(err) = refusal(&pre) {
+        let (what, why) = err.split_once(' ').unwrap_or((&err, ""));
         match what {
             "missing" => bail!("destination directory {dir} does not exist on {label}"),
             "notwritable" => bail!(
@@ -57,7 +57,7 @@ pub fn check(
             _ => bail!("cannot create a run directory in {dir} on {label}"),
         }
     }
-    if !pre.contains("SSHTUNE-OK") {
+    if !said_ok(&pre) {
         bail!(
             "the destination check on {label} printed nothing usable: {}",
             crate::process::last_line(&pre)
@@ -91,8 +91,8 @@ fn facts(pre: &str, warnings: &mut Vec<String>) -> Facts {
         storage,
         cores: info(pre, "cores").and_then(|c| c.parse().ok()),
         remote_rsync: info(pre, "rsync").unwrap_or("?").to_string(),
-        machine: bench_remote::machine(&Info::parse(pre)),
-        same_boot: bench_remote::same_boot(&Info::parse(pre)),
+        machine: machine(&Info::parse(pre)),
+        same_boot: same_boot(&Info::parse(pre)),
     }
 }
 

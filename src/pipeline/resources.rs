@@ -35,7 +35,7 @@ impl RemoteDir {
             .output()
             .map_err(|e| anyhow!("cannot run ssh: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        if stdout.contains("SSHTUNE-OK") {
+        if crate::remote::said_ok(&stdout) {
             return Ok(());
         }
         bail!(

@@ -216,9 +216,9 @@ pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> RunError {
             "rsync is missing on {dest} (install it there, or point --rsync-path at it)"
         ));
     }
-    let ssh = crate::bench::openssh::classify(stderr, Some(255), dest);
+    let ssh = crate::target::error::classify(stderr, Some(255), dest);
     match (code, ssh) {
-        (_, crate::bench::executor::TransferError::Fatal(e)) => RunError::Fatal(e),
+        (_, crate::target::SshError::Fatal(e)) => RunError::Fatal(e),
         (Some(12) | Some(255) | Some(30) | Some(35) | None, _)
             if has("Connection closed")
                 || has("Connection reset")

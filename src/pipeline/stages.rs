@@ -7,6 +7,7 @@ use super::rsync::{self, RunError};
 use crate::bench::model::{BenchReport, Direction};
 use crate::bench::{stats, suite, EngineKind, Options};
 use crate::progress;
+use crate::remote::Line;
 use crate::target::SshTarget;
 use anyhow::Result;
 use std::path::Path;
@@ -102,13 +103,18 @@ pub fn disk_only(
             Ok(o) => o,
             Err(e) => return failed("disk", None, format!("{e:#}")),
         };
-        let mut lines = out.lines().skip_while(|l| !l.starts_with("SSHTUNE-DISK"));
-        let head = lines.next().unwrap_or_default();
+        let mut lines = out.lines();
+        let disk = lines
+            .by_ref()
+            .find_map(|l| match Line::parse(l) {
+                Ok(Line::Disk(f)) => Some(f),
+                _ => None,
+            })
+            .unwrap_or_default();
         let tail = lines.next().unwrap_or_default();
-        let t = crate::bench::remote::tokens(head);
-        mode = t.get("mode").copied().unwrap_or("?").to_string();
-        match (t.get("rc"), remote::parse_dd(tail)) {
-            (Some(&"0"), Some((bytes, secs))) if secs > 0.0 => {
+        mode = disk.get("mode").unwrap_or("?").to_string();
+        match (disk.get("rc"), remote::parse_dd(tail)) {
+            (Some("0"), Some((bytes, secs))) if secs > 0.0 => {
                 samples.push(bytes as f64 / MIB / secs)
             }
             _ => {
