@@ -1,7 +1,7 @@
 //! Stage ceilings: each stage of the pipeline measured alone, in the same run, so the
 //! end-to-end figure can be compared with what every stage could do by itself.
 
-use super::model::StageCeiling;
+use super::model::{Stage, StageCeiling};
 use super::remote;
 use super::rsync::{self, RunError};
 use crate::bench::model::{BenchReport, Direction};
@@ -14,6 +14,9 @@ use std::path::Path;
 use std::process::Command;
 
 const MIB: f64 = 1024.0 * 1024.0;
+const SSH: &str = Stage::Ssh.as_str();
+const DISK: &str = Stage::Disk.as_str();
+const RSYNC_LOCAL: &str = Stage::RsyncLocal.as_str();
 
 pub fn ceiling(
     stage: &str,
@@ -73,9 +76,9 @@ pub fn ssh_only(
         .iter()
         .filter(|r| r.direction == Direction::Upload)
         .map(|r| match &r.error {
-            Some(e) => failed("ssh", Some(&r.cipher), e.clone()),
+            Some(e) => failed(SSH, Some(&r.cipher), e.clone()),
             None => ceiling(
-                "ssh",
+                SSH,
                 Some(&r.cipher),
                 r.samples.clone(),
                 format!(
@@ -101,7 +104,7 @@ pub fn disk_only(
     for _ in 0..repeat {
         let out = match ssh_cmd(&remote::disk(&file, mib)) {
             Ok(o) => o,
-            Err(e) => return failed("disk", None, format!("{e:#}")),
+            Err(e) => return failed(DISK, None, format!("{e:#}")),
         };
         let mut lines = out.lines();
         let disk = lines
@@ -123,12 +126,12 @@ pub fn disk_only(
                 } else {
                     format!("dd failed: {}", tail.trim())
                 };
-                return failed("disk", None, why);
+                return failed(DISK, None, why);
             }
         }
     }
     ceiling(
-        "disk",
+        DISK,
         None,
         samples,
         format!(
@@ -156,13 +159,13 @@ pub fn rsync_local(source: &str, scratch: &Path, bytes: u64, repeat: u32) -> Sta
         match rsync::run(&mut cmd, "the local scratch directory", |_| {}) {
             Ok(o) if o.transfer_s > 0.0 => samples.push(bytes as f64 / MIB / o.transfer_s),
             Ok(_) => {}
-            Err(RunError::Fatal(e)) => return failed("rsync-local", None, format!("{e:#}")),
-            Err(RunError::Failed(e)) => return failed("rsync-local", None, e),
+            Err(RunError::Fatal(e)) => return failed(RSYNC_LOCAL, None, format!("{e:#}")),
+            Err(RunError::Failed(e)) => return failed(RSYNC_LOCAL, None, e),
         }
     }
     let _ = std::fs::remove_dir_all(&dst);
     ceiling(
-        "rsync-local",
+        RSYNC_LOCAL,
         None,
         samples,
         "rsync --whole-file of the dataset into a local temp directory (no ssh)".into(),

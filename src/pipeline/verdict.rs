@@ -1,7 +1,8 @@
 //! Which stage bounds the end-to-end figure, and what would help by how much. Pure: reads the
 //! measured rows, ceilings, CPU shares and storage facts; measures nothing.
 
-use super::model::{CpuShare, Row, StageCeiling, StorageInfo, Suggestion, Verdict};
+use super::model::{CpuShare, Row, Stage, StageCeiling, StorageInfo, Suggestion, Verdict};
+use super::rsync::Variant;
 use super::sampler::{QUOTA_GROUP, THROTTLED_GROUP};
 
 /// A stage is "the bound" when the pipeline reaches this share of what it does alone.
@@ -23,15 +24,15 @@ pub struct Input<'a> {
     pub same_machine: bool,
 }
 
-fn median(rows: &[Row], cipher: &str, variant: &str) -> Option<f64> {
+fn median(rows: &[Row], cipher: &str, variant: Variant) -> Option<f64> {
     rows.iter()
-        .find(|r| r.cipher == cipher && r.variant == variant)
+        .find(|r| r.cipher == cipher && r.variant == variant.as_str())
         .and_then(|r| r.median_mib_s)
 }
 
-fn ceiling(c: &[StageCeiling], stage: &str, cipher: Option<&str>) -> Option<f64> {
+fn ceiling(c: &[StageCeiling], stage: Stage, cipher: Option<&str>) -> Option<f64> {
     c.iter()
-        .find(|s| s.stage == stage && (cipher.is_none() || s.cipher.as_deref() == cipher))
+        .find(|s| s.stage == stage.as_str() && (cipher.is_none() || s.cipher.as_deref() == cipher))
         .and_then(|s| s.median_mib_s)
 }
 
@@ -108,7 +109,7 @@ pub fn decide(i: &Input) -> Verdict {
 /// whole-file row, else the first measured one.
 fn baseline<'a>(i: &Input<'a>) -> Option<&'a Row> {
     let measured = |r: &&Row| r.median_mib_s.is_some();
-    let whole = |r: &&Row| r.variant == "whole-file";
+    let whole = |r: &&Row| r.variant == Variant::WholeFile.as_str();
     i.rows
         .iter()
         .filter(whole)
@@ -131,9 +132,9 @@ impl StageCeilings {
     fn of(i: &Input, base: &Row) -> Self {
         Self {
             e: base.median_mib_s.unwrap_or(0.0),
-            ssh: ceiling(i.ceilings, "ssh", Some(&base.cipher)),
-            disk: ceiling(i.ceilings, "disk", None),
-            rsync: ceiling(i.ceilings, "rsync-local", None),
+            ssh: ceiling(i.ceilings, Stage::Ssh, Some(&base.cipher)),
+            disk: ceiling(i.ceilings, Stage::Disk, None),
+            rsync: ceiling(i.ceilings, Stage::RsyncLocal, None),
         }
     }
 
@@ -263,7 +264,7 @@ fn cipher_suggestions(i: &Input, base: &Row) -> Vec<Suggestion> {
     let e = base.median_mib_s.unwrap_or(0.0);
     i.rows
         .iter()
-        .filter(|r| r.variant == "whole-file" && r.cipher != base.cipher)
+        .filter(|r| r.variant == Variant::WholeFile.as_str() && r.cipher != base.cipher)
         .filter_map(|r| {
             let m = r.median_mib_s.filter(|m| *m > e * 1.05)?;
             Some(suggestion(
@@ -286,8 +287,8 @@ fn cipher_suggestions(i: &Input, base: &Row) -> Vec<Suggestion> {
 /// rsync options, from the baseline cipher's variants: `--whole-file`, md5, `-z` or not.
 fn rsync_suggestions(rows: &[Row], cipher: &str) -> Vec<Suggestion> {
     let mut sug = Vec::new();
-    let wf = median(rows, cipher, "whole-file");
-    let delta = median(rows, cipher, "delta");
+    let wf = median(rows, cipher, Variant::WholeFile);
+    let delta = median(rows, cipher, Variant::Delta);
     if let (Some(w), Some(d)) = (wf, delta) {
         if w > d * 1.05 {
             sug.push(suggestion(
@@ -299,7 +300,7 @@ fn rsync_suggestions(rows: &[Row], cipher: &str) -> Vec<Suggestion> {
             ));
         }
     }
-    if let (Some(d), Some(m)) = (delta, median(rows, cipher, "delta-md5")) {
+    if let (Some(d), Some(m)) = (delta, median(rows, cipher, Variant::DeltaMd5)) {
         if m > d * 1.05 {
             sug.push(suggestion(
                 "--checksum-choice=md5".into(),
@@ -312,7 +313,7 @@ fn rsync_suggestions(rows: &[Row], cipher: &str) -> Vec<Suggestion> {
             ));
         }
     }
-    if let (Some(w), Some(z)) = (wf, median(rows, cipher, "compress")) {
+    if let (Some(w), Some(z)) = (wf, median(rows, cipher, Variant::Compress)) {
         if w > z * 1.05 {
             sug.push(suggestion(
                 "drop -z (and set Compression=no) for data that does not compress".into(),
