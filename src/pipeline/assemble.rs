@@ -5,9 +5,9 @@ use super::dataset::Dataset;
 use super::destination::Endpoint;
 use super::model::*;
 use super::options::Options;
-use super::preflight::Facts;
+use super::preflight::RemoteSide;
+use super::recording::{self, Interval};
 use super::rsync::Variant;
-use super::sampling::{self, Interval};
 use super::verdict;
 use crate::target::Resolved;
 use std::time::Instant;
@@ -22,7 +22,7 @@ pub struct Measured<'a> {
     pub t0: Instant,
     pub run_dir: String,
     pub dataset: &'a Dataset,
-    pub facts: Facts,
+    pub facts: RemoteSide,
     /// The first line of the local `rsync --version`.
     pub local_rsync: String,
     pub default_cipher: Option<String>,
@@ -91,7 +91,7 @@ pub fn report(m: Measured) -> PipelineReport {
         ceilings: m.ceilings,
         rows: m.rows,
         verdict,
-        series: sampling::series(&m.intervals, m.t0),
+        series: recording::series(&m.intervals, m.t0),
         warnings,
         luks: None,
     }

@@ -341,7 +341,10 @@ mod tests {
     fn stage_and_variant_serialize_as_their_names() {
         for s in [Stage::Ssh, Stage::Disk, Stage::RsyncLocal] {
             assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{s}\""));
-            assert_eq!(serde_json::from_str::<Stage>(&format!("\"{s}\"")).unwrap(), s);
+            assert_eq!(
+                serde_json::from_str::<Stage>(&format!("\"{s}\"")).unwrap(),
+                s
+            );
         }
         use Variant::*;
         for v in [WholeFile, Delta, DeltaMd5, Compress] {

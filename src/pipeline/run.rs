@@ -11,7 +11,7 @@ use super::model::{LuksSection, PipelineReport};
 use super::options::Options;
 use super::resources::{RemoteDir, Resources};
 use super::setup::Setup;
-use super::{cells, choice, luks, preflight, sampling, MIB};
+use super::{cells, choice, luks, preflight, recording, MIB};
 use crate::process;
 use anyhow::{anyhow, Result};
 use std::process::Command;
@@ -49,7 +49,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let run_dir = end.run_dir(&token);
     let facts = check_destination(opts, &end, &run_dir, dataset.bytes, say, res, &mut warnings)?;
 
-    let (shared, samplers) = sampling::start(
+    let (shared, samplers) = recording::start(
         &end.target,
         facts.storage.dm_device.clone(),
         opts.interval_ms,
@@ -81,8 +81,8 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         None => None,
     };
     shared.set_phase(None);
-    let intervals = sampling::finish(samplers, &mut warnings);
-    sampling::attach(&mut rows, &intervals);
+    let intervals = recording::finish(samplers, &mut warnings);
+    recording::attach(&mut rows, &intervals);
     let luks = luks_measured.map(|m| {
         let side = LuksSide {
             end: &end,
@@ -147,7 +147,7 @@ fn check_destination(
     say: &dyn Fn(&str),
     res: &mut Resources,
     warnings: &mut Vec<String>,
-) -> Result<preflight::Facts> {
+) -> Result<preflight::RemoteSide> {
     say(&format!("checking {} on {}", end.dir, end.label));
     let facts = preflight::check(end, run_dir, &opts.rsync_path, warnings)?;
     res.remote_dir = Some(RemoteDir {
@@ -169,7 +169,7 @@ fn check_destination(
 fn choose(
     setup: &Setup,
     candidates: &Candidates,
-    facts: &preflight::Facts,
+    facts: &preflight::RemoteSide,
 ) -> Result<(Vec<String>, Ceilings)> {
     let opts = setup.opts;
     let mut ceilings = Ceilings::new(facts.cores);
@@ -197,7 +197,7 @@ struct LuksSide<'a> {
 /// `sshtune config` reads from a bench report.
 fn finish_luks(
     m: luks::run::Measured,
-    intervals: &[sampling::Interval],
+    intervals: &[recording::Interval],
     cores: f64,
     side: &LuksSide,
 ) -> LuksSection {

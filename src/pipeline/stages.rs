@@ -2,8 +2,8 @@
 //! end-to-end figure can be compared with what every stage could do by itself.
 
 use super::model::{Stage, StageCeiling};
-use super::remote;
 use super::rsync::{self, RunError};
+use super::scripts;
 use crate::bench::model::{BenchReport, Direction};
 use crate::bench::{stats, suite, EngineKind, Options};
 use crate::progress;
@@ -102,7 +102,7 @@ pub fn disk_only(
     let mut samples = Vec::new();
     let mut mode = String::new();
     for _ in 0..repeat {
-        let out = match ssh_cmd(&remote::disk(&file, mib)) {
+        let out = match ssh_cmd(&scripts::disk(&file, mib)) {
             Ok(o) => o,
             Err(e) => return failed(DISK, None, format!("{e:#}")),
         };
@@ -116,7 +116,7 @@ pub fn disk_only(
             .unwrap_or_default();
         let tail = lines.next().unwrap_or_default();
         mode = disk.get("mode").unwrap_or("?").to_string();
-        match (disk.get("rc"), remote::parse_dd(tail)) {
+        match (disk.get("rc"), scripts::parse_dd(tail)) {
             (Some("0"), Some((bytes, secs))) if secs > 0.0 => {
                 samples.push(bytes as f64 / MIB / secs)
             }

@@ -1,5 +1,5 @@
-//! The remote side of a pipeline run: small POSIX shell programs that run through ssh, and
-//! parsers for what they print. Every script takes its paths as positional arguments
+//! The pipeline's remote scripts: small POSIX shell programs that run through ssh, and
+//! parsers for what they print (their `SSHTUNE-*` lines are `remote::Line`s). Every script takes its paths as positional arguments
 //! (`sh -c 'script' sshtune ARG...`) so no user path is ever spliced into shell code.
 
 use super::rsync::quote;
