@@ -40,10 +40,6 @@ impl Sample {
     }
 }
 
-/// Why a transfer failed, in three severities: what `ssh` (or our own client) failing means.
-/// One type, `target::SshError`; the name here is the old path pipeline still imports (to be
-/// removed once `pipeline/{ssh,rsync}.rs` name `crate::target::SshError`).
-pub use crate::target::SshError as TransferError;
 use crate::target::SshError;
 
 pub trait Executor {

@@ -19,7 +19,6 @@ pub mod options;
 pub mod path;
 pub mod progress;
 pub mod ranking;
-pub mod remote;
 pub mod run;
 pub mod ssh_args;
 pub mod stats;

@@ -7,9 +7,7 @@ use super::transfer::{self, DataPipe, Step};
 use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
 use crate::remote;
 use crate::sysinfo::process_cpu_seconds;
-/// Kept for pipeline's current import path (`pipeline/{ssh,rsync}.rs`); to be removed when
-/// they name `crate::target::SshError::classify`.
-pub use crate::target::error::classify;
+use crate::target::error::classify;
 use crate::target::SshError;
 use crate::target::{SshLog, SshTarget};
 use anyhow::anyhow;

@@ -7,15 +7,16 @@
 //! Safe by default: it binds the address the ssh connection came in on (from `SSH_CONNECTION`)
 //! or 127.0.0.1, never the wildcard; it only counts bytes from a peer that presents the token
 //! it was given; it accepts a fixed number of connections and exits after `--timeout`.
+//!
+//! What it prints are `remote::Line`s (`SSHTUNE-SINK`, `SSHTUNE-SINK-DONE`), which bench's
+//! ceiling reads.
 
 use crate::cli::TcpSinkArgs;
+use crate::remote::{Fields, Line};
 use anyhow::{bail, Context, Result};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
-
-/// The lines it prints are part of the remote protocol bench reads (`bench::remote`).
-pub use crate::bench::remote::{SINK_DONE as DONE, SINK_LISTENING as LISTENING};
 
 pub fn run(args: TcpSinkArgs) -> Result<()> {
     if args.token.len() < 16 || !args.token.chars().all(|c| c.is_ascii_alphanumeric()) {
@@ -34,7 +35,8 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
     let port = listener.local_addr()?.port();
     let deadline = Instant::now() + args.timeout;
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{LISTENING} addr={ip} port={port}")?;
+    let listening = Fields::new().with("addr", ip).with("port", port);
+    writeln!(out, "{}", Line::SinkListening(listening))?;
     out.flush()?;
     let mut counted = 0;
     while counted < args.count {
@@ -57,10 +59,14 @@ pub fn run(args: TcpSinkArgs) -> Result<()> {
             Ok(Some((bytes, seconds))) => {
                 let cpu = crate::sysinfo::process_cpu_seconds(std::process::id())
                     .zip(cpu0)
-                    .map_or(String::new(), |(b, a)| {
-                        format!(" cpu_s={:.3}", (b - a).max(0.0))
-                    });
-                writeln!(out, "{DONE} bytes={bytes} seconds={seconds:.6}{cpu}")?;
+                    .map(|(b, a)| (b - a).max(0.0));
+                let mut done = Fields::new()
+                    .with("bytes", bytes)
+                    .with("seconds", format!("{seconds:.6}"));
+                if let Some(cpu) = cpu {
+                    done = done.with("cpu_s", format!("{cpu:.3}"));
+                }
+                writeln!(out, "{}", Line::SinkDone(done))?;
                 out.flush()?;
                 counted += 1;
             }

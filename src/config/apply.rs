@@ -33,68 +33,8 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
             one_line(&before.message)
         );
     }
-    let dir = dropin
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    if !dir.is_dir() {
-        bail!("{}: directory does not exist", dir.display());
-    }
-    let backup = if dropin.exists() {
-        let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S");
-        let name = format!(
-            "{}.sshtune-backup-{stamp}",
-            dropin
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default()
-        );
-        let b = dir.join(name);
-        std::fs::copy(dropin, &b)
-            .with_context(|| format!("backing up {} to {}", dropin.display(), b.display()))?;
-        Some(b)
-    } else {
-        None
-    };
-    let previous = match &backup {
-        Some(b) => Some(std::fs::read(b)?),
-        None => None,
-    };
-    write_atomic(dropin, content.as_bytes())?;
-
-    // Undoes the write. `verdict`: the reason is sshd's own "no", which, cleanly rolled back,
-    // is a policy failure (exit status 3) rather than a failure to run.
-    let undo = |why: String, verdict: bool| -> anyhow::Error {
-        let undo = match &previous {
-            Some(bytes) => write_atomic(dropin, bytes),
-            None => std::fs::remove_file(dropin)
-                .with_context(|| format!("removing {}", dropin.display())),
-        };
-        match undo {
-            Ok(()) => {
-                // The restored file is the backup's twin; keeping both would only confuse.
-                if let Some(b) = &backup {
-                    let _ = std::fs::remove_file(b);
-                }
-                let msg = format!("{why}; rolled back, {} is as it was", dropin.display());
-                if verdict {
-                    PolicyFailure(msg).into()
-                } else {
-                    anyhow::anyhow!(msg)
-                }
-            }
-            Err(e) => anyhow::anyhow!(
-                "{why}; ROLLBACK FAILED ({e:#}): restore {} from {} by hand",
-                dropin.display(),
-                backup
-                    .as_ref()
-                    .map(|b| b.display().to_string())
-                    .unwrap_or_else(|| "(none: delete it)".into())
-            ),
-        }
-    };
-
-    let restore = |why: String| undo(why, false);
+    let written = Written::write(dropin, content)?;
+    let restore = |why: String| written.undo(why, false);
 
     let set = match ConfigSet::load(main, Flavor::Sshd, Path::new(SSHD_CONFIG_DIR)) {
         Ok(s) => s,
@@ -121,7 +61,7 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
             .context(crate::process::Interrupted));
     }
     if !after.passed {
-        return Err(undo(
+        return Err(written.undo(
             format!(
                 "sshd -t rejects the config with the drop-in: {}",
                 one_line(&after.message)
@@ -135,10 +75,91 @@ pub fn apply(sshd: &Sshd, main: &Path, dropin: &Path, content: &str) -> Result<A
         .map(|s| s.origin)
         .filter(|o| std::fs::canonicalize(&o.path).map_or(true, |p| p != canonical));
     Ok(Applied {
-        backup,
+        backup: written.backup,
         effective,
         shadowed_by,
     })
+}
+
+/// A drop-in written over what was there, with what it takes to put that back.
+struct Written<'a> {
+    dropin: &'a Path,
+    /// The replaced file's bytes, `None` when there was none.
+    previous: Option<Vec<u8>>,
+    /// Copy of the replaced file beside it.
+    backup: Option<PathBuf>,
+}
+
+impl<'a> Written<'a> {
+    /// Backs up an existing `dropin` beside it (timestamped), then writes `content`.
+    fn write(dropin: &'a Path, content: &str) -> Result<Self> {
+        let dir = dropin
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            bail!("{}: directory does not exist", dir.display());
+        }
+        let backup = if dropin.exists() {
+            let stamp = chrono::Local::now().format("%Y%m%dT%H%M%S");
+            let name = format!(
+                "{}.sshtune-backup-{stamp}",
+                dropin
+                    .file_name()
+                    .map(|n| n.to_string_lossy())
+                    .unwrap_or_default()
+            );
+            let b = dir.join(name);
+            std::fs::copy(dropin, &b)
+                .with_context(|| format!("backing up {} to {}", dropin.display(), b.display()))?;
+            Some(b)
+        } else {
+            None
+        };
+        let previous = match &backup {
+            Some(b) => Some(std::fs::read(b)?),
+            None => None,
+        };
+        write_atomic(dropin, content.as_bytes())?;
+        Ok(Self {
+            dropin,
+            previous,
+            backup,
+        })
+    }
+
+    /// Undoes the write. `verdict`: the reason is sshd's own "no", which, cleanly rolled
+    /// back, is a policy failure (exit status 3) rather than a failure to run.
+    fn undo(&self, why: String, verdict: bool) -> anyhow::Error {
+        let dropin = self.dropin;
+        let undo = match &self.previous {
+            Some(bytes) => write_atomic(dropin, bytes),
+            None => std::fs::remove_file(dropin)
+                .with_context(|| format!("removing {}", dropin.display())),
+        };
+        match undo {
+            Ok(()) => {
+                // The restored file is the backup's twin; keeping both would only confuse.
+                if let Some(b) = &self.backup {
+                    let _ = std::fs::remove_file(b);
+                }
+                let msg = format!("{why}; rolled back, {} is as it was", dropin.display());
+                if verdict {
+                    PolicyFailure(msg).into()
+                } else {
+                    anyhow::anyhow!(msg)
+                }
+            }
+            Err(e) => anyhow::anyhow!(
+                "{why}; ROLLBACK FAILED ({e:#}): restore {} from {} by hand",
+                dropin.display(),
+                self.backup
+                    .as_ref()
+                    .map(|b| b.display().to_string())
+                    .unwrap_or_else(|| "(none: delete it)".into())
+            ),
+        }
+    }
 }
 
 /// Same-directory temp file, fsync, rename: readers see the old file or the new one, never

@@ -5,9 +5,9 @@ use super::dataset::Dataset;
 use super::destination::Endpoint;
 use super::model::*;
 use super::options::Options;
-use super::preflight::Facts;
+use super::preflight::RemoteSide;
+use super::recording::{self, Interval};
 use super::rsync::Variant;
-use super::sampling::{self, Interval};
 use super::verdict;
 use crate::target::Resolved;
 use std::time::Instant;
@@ -22,7 +22,7 @@ pub struct Measured<'a> {
     pub t0: Instant,
     pub run_dir: String,
     pub dataset: &'a Dataset,
-    pub facts: Facts,
+    pub facts: RemoteSide,
     /// The first line of the local `rsync --version`.
     pub local_rsync: String,
     pub default_cipher: Option<String>,
@@ -82,7 +82,7 @@ pub fn report(m: Measured) -> PipelineReport {
         storage,
         settings: Settings {
             ciphers: m.ciphers,
-            variants: m.variants.iter().map(|v| v.as_str().to_string()).collect(),
+            variants: m.variants,
             repeat: opts.repeat,
             interval_ms: opts.interval_ms,
             rsync_version: m.local_rsync.lines().next().map(|l| l.trim().to_string()),
@@ -91,7 +91,7 @@ pub fn report(m: Measured) -> PipelineReport {
         ceilings: m.ceilings,
         rows: m.rows,
         verdict,
-        series: sampling::series(&m.intervals, m.t0),
+        series: recording::series(&m.intervals, m.t0),
         warnings,
         luks: None,
     }
@@ -104,9 +104,12 @@ fn above_ceiling(rows: &[Row], ceilings: &[StageCeiling]) -> Vec<String> {
     for row in rows {
         let ssh = ceilings
             .iter()
-            .find(|c| c.stage == "ssh" && c.cipher.as_ref() == Some(&row.cipher))
+            .find(|c| c.stage == Stage::Ssh.as_str() && c.cipher.as_ref() == Some(&row.cipher))
             .and_then(|c| c.median_mib_s);
-        if let (Some(m), Some(c), "whole-file") = (row.median_mib_s, ssh, row.variant.as_str()) {
+        if row.variant != Variant::WholeFile.as_str() {
+            continue;
+        }
+        if let (Some(m), Some(c)) = (row.median_mib_s, ssh) {
             if m > c * 1.2 {
                 warnings.push(format!(
                     "{}: rsync ran at {m:.1} MiB/s, above its SSH-only ceiling of {c:.1}: the machine's load changed between the measurements, so compare ratios with care",

@@ -1,7 +1,7 @@
 //! The stage ceilings of a run: which stage is measured when, with the samplers' phase set
 //! so their CPU is not counted against a cipher. How each stage is measured is `stages.rs`.
 
-use super::model::StageCeiling;
+use super::model::{Stage, StageCeiling};
 use super::setup::Setup;
 use super::ssh::remote_call;
 use super::stages;
@@ -48,7 +48,7 @@ impl Ceilings {
         s.shared.set_phase(Some("ceiling:disk".into()));
         self.rows.push(if mib == 0 {
             stages::failed(
-                "disk",
+                Stage::Disk.as_str(),
                 None,
                 "too little free space for a write test".into(),
             )

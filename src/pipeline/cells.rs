@@ -3,8 +3,8 @@
 
 use super::ceilings::Ceilings;
 use super::model::Row;
-use super::remote;
 use super::rsync::{self, RunError, Variant};
+use super::scripts;
 use super::setup::Setup;
 use super::ssh::remote_call;
 use super::MIB;
@@ -192,11 +192,11 @@ impl Cells<'_> {
         } else {
             let out = remote_call(
                 &s.end.target,
-                &remote::reset(&self.data_dir),
+                &scripts::reset(&self.data_dir),
                 &s.end.label,
                 "emptying the destination between runs",
             )?;
-            if !out.contains("SSHTUNE-OK") {
+            if !crate::remote::said_ok(&out) {
                 bail!(
                     "cannot empty {} on {}: {}",
                     self.data_dir,
@@ -214,11 +214,11 @@ impl Cells<'_> {
         let s = self.s;
         let out = remote_call(
             &s.end.target,
-            &remote::flush(&self.data_dir),
+            &scripts::flush(&self.data_dir),
             &s.end.label,
             "flushing the destination after a run",
         )?;
-        remote::parse_flush(&out).ok_or_else(|| {
+        scripts::parse_flush(&out).ok_or_else(|| {
             anyhow!(
                 "cannot flush {} on {}: {}",
                 self.data_dir,

@@ -4,8 +4,9 @@
 //!
 //! `run.rs` calls the steps in order; each step is a file: `destination.rs` (where the data
 //! goes), `preflight.rs` (the remote check), `choice.rs` (ciphers and variants),
-//! `ceilings.rs` (stages alone), `cells.rs` (cipher × variant), `sampling.rs` (CPU around
-//! the run), `assemble.rs` (the report), `resources.rs` (what is undone, in which order).
+//! `ceilings.rs` (stages alone), `cells.rs` (cipher × variant), `recording.rs` (both ends'
+//! samplers recording CPU around the run), `assemble.rs` (the report), `resources.rs` (what
+//! is undone, in which order).
 
 pub mod assemble;
 pub mod ceilings;
@@ -17,12 +18,12 @@ pub mod luks;
 pub mod model;
 pub mod options;
 pub mod preflight;
-pub mod remote;
+pub mod recording;
 pub mod resources;
 pub mod rsync;
 pub mod run;
 pub mod sampler;
-pub mod sampling;
+pub mod scripts;
 pub mod setup;
 pub mod ssh;
 pub mod stages;

@@ -1,6 +1,7 @@
 //! The pipeline result as data: schema `sshtune.pipeline/1` (documented in docs/pipeline.md).
 //! Presentation lives in `render.rs`; nothing here is computed twice.
 
+use super::rsync::Variant;
 use crate::sysinfo::MachineInfo;
 use serde::{Deserialize, Serialize};
 
@@ -204,16 +205,44 @@ pub struct StorageInfo {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Settings {
     pub ciphers: Vec<String>,
-    pub variants: Vec<String>,
+    pub variants: Vec<Variant>,
     pub repeat: u32,
     pub interval_ms: u64,
     pub rsync_version: Option<String>,
     pub remote_rsync: String,
 }
 
+/// A stage measured alone: the words `StageCeiling::stage` holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// SSH alone, per cipher (`sshtune bench`'s upload).
+    Ssh,
+    /// A sequential write on the destination filesystem.
+    Disk,
+    /// rsync into a local directory, no ssh.
+    RsyncLocal,
+}
+
+impl Stage {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Ssh => "ssh",
+            Self::Disk => "disk",
+            Self::RsyncLocal => "rsync-local",
+        }
+    }
+}
+
+impl std::fmt::Display for Stage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StageCeiling {
-    /// `ssh`, `disk` or `rsync-local`.
+    /// `ssh`, `disk` or `rsync-local` (`Stage::as_str`).
     pub stage: String,
     /// For `ssh`: the cipher.
     pub cipher: Option<String>,
@@ -301,4 +330,27 @@ pub struct Tick {
     pub cpu: Vec<(String, f64)>,
     /// Bytes/s written to dm-* devices since the previous tick.
     pub dm_write_bytes_s: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The typed stage and variant are written as the words the report has always held.
+    #[test]
+    fn stage_and_variant_serialize_as_their_names() {
+        for s in [Stage::Ssh, Stage::Disk, Stage::RsyncLocal] {
+            assert_eq!(serde_json::to_string(&s).unwrap(), format!("\"{s}\""));
+            assert_eq!(
+                serde_json::from_str::<Stage>(&format!("\"{s}\"")).unwrap(),
+                s
+            );
+        }
+        use Variant::*;
+        for v in [WholeFile, Delta, DeltaMd5, Compress] {
+            let json = format!("\"{}\"", v.as_str());
+            assert_eq!(serde_json::to_string(&v).unwrap(), json);
+            assert_eq!(serde_json::from_str::<Variant>(&json).unwrap(), v);
+        }
+    }
 }

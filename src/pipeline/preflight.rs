@@ -4,16 +4,16 @@
 
 use super::destination::Endpoint;
 use super::model::StorageInfo;
-use super::remote;
+use super::scripts;
 use super::ssh::remote_call;
 use super::MIB;
-use crate::bench::remote::{self as bench_remote, info, Info};
+use crate::remote::{info, machine, refusal, said_ok, same_boot, Info};
 use crate::sysinfo::MachineInfo;
 use anyhow::{bail, Result};
 
 /// What the check found out about the remote side.
 #[derive(Debug, Default)]
-pub struct Facts {
+pub struct RemoteSide {
     pub storage: StorageInfo,
     /// The remote machine's cores (`nproc`).
     pub cores: Option<u32>,
@@ -34,16 +34,16 @@ pub fn check(
     run_dir: &str,
     rsync_path: &str,
     warnings: &mut Vec<String>,
-) -> Result<Facts> {
+) -> Result<RemoteSide> {
     let (dir, label) = (&end.dir, &end.label);
     let pre = remote_call(
         &end.target,
-        &remote::preflight(dir, run_dir, rsync_path),
+        &scripts::preflight(dir, run_dir, rsync_path),
         label,
         "checking the destination",
     )?;
-    if let Some(err) = pre.lines().find_map(|l| l.strip_prefix("SSHTUNE-ERR ")) {
-        let (what, why) = err.split_once(' ').unwrap_or((err, ""));
+    if let Some(err) = refusal(&pre) {
+        let (what, why) = err.split_once(' ').unwrap_or((&err, ""));
         match what {
             "missing" => bail!("destination directory {dir} does not exist on {label}"),
             "notwritable" => bail!(
@@ -57,7 +57,7 @@ pub fn check(
             _ => bail!("cannot create a run directory in {dir} on {label}"),
         }
     }
-    if !pre.contains("SSHTUNE-OK") {
+    if !said_ok(&pre) {
         bail!(
             "the destination check on {label} printed nothing usable: {}",
             crate::process::last_line(&pre)
@@ -66,7 +66,7 @@ pub fn check(
     Ok(facts(&pre, warnings))
 }
 
-fn facts(pre: &str, warnings: &mut Vec<String>) -> Facts {
+fn facts(pre: &str, warnings: &mut Vec<String>) -> RemoteSide {
     let mut storage = StorageInfo {
         device: info(pre, "device").map(String::from),
         fstype: info(pre, "fstype").map(String::from),
@@ -78,21 +78,21 @@ fn facts(pre: &str, warnings: &mut Vec<String>) -> Facts {
             .map(|k| k * 1024),
         ..Default::default()
     };
-    if let Some((cipher, sector, flags)) = info(pre, "dmtable").and_then(remote::parse_crypt_table)
+    if let Some((cipher, sector, flags)) = info(pre, "dmtable").and_then(scripts::parse_crypt_table)
     {
         storage.crypt_cipher = Some(cipher);
         storage.sector_size = sector.or(storage.sector_size);
         storage.crypt_flags = flags;
-        storage.crypt_key_bits = info(pre, "dmtable").and_then(remote::crypt_key_bits);
+        storage.crypt_key_bits = info(pre, "dmtable").and_then(scripts::crypt_key_bits);
     } else if storage.dm_name.is_some() {
         warnings.push("the dm-crypt table could not be read on the remote side (dmsetup needs root): cipher and flags unknown".into());
     }
-    Facts {
+    RemoteSide {
         storage,
         cores: info(pre, "cores").and_then(|c| c.parse().ok()),
         remote_rsync: info(pre, "rsync").unwrap_or("?").to_string(),
-        machine: bench_remote::machine(&Info::parse(pre)),
-        same_boot: bench_remote::same_boot(&Info::parse(pre)),
+        machine: machine(&Info::parse(pre)),
+        same_boot: same_boot(&Info::parse(pre)),
     }
 }
 

@@ -7,7 +7,7 @@
 //! step and are stopped when it returns, before this release starts.
 
 use super::model::PipelineReport;
-use super::remote;
+use super::scripts;
 use super::ssh::ssh_command;
 use crate::embedded::EmbeddedSshd;
 use crate::target::SshTarget;
@@ -30,12 +30,12 @@ impl RemoteDir {
         if self.keep {
             return Ok(());
         }
-        let out = ssh_command(&self.target, None, &remote::remove(&self.path))
+        let out = ssh_command(&self.target, None, &scripts::remove(&self.path))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| anyhow!("cannot run ssh: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        if stdout.contains("SSHTUNE-OK") {
+        if crate::remote::said_ok(&stdout) {
             return Ok(());
         }
         bail!(

@@ -4,11 +4,14 @@
 use crate::process::{self, drain_stderr, last_line, ChildGuard};
 use anyhow::{anyhow, Result};
 use clap::ValueEnum;
+use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// An rsync variant as the report names it (`Variant::as_str`, the same words in JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// Fresh destination, `--whole-file`: no delta algorithm, the plain copy speed.
     WholeFile,
@@ -216,9 +219,9 @@ pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> RunError {
             "rsync is missing on {dest} (install it there, or point --rsync-path at it)"
         ));
     }
-    let ssh = crate::bench::openssh::classify(stderr, Some(255), dest);
+    let ssh = crate::target::error::classify(stderr, Some(255), dest);
     match (code, ssh) {
-        (_, crate::bench::executor::TransferError::Fatal(e)) => RunError::Fatal(e),
+        (_, crate::target::SshError::Fatal(e)) => RunError::Fatal(e),
         (Some(12) | Some(255) | Some(30) | Some(35) | None, _)
             if has("Connection closed")
                 || has("Connection reset")

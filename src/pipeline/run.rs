@@ -4,13 +4,14 @@
 
 use super::assemble::{self, Measured};
 use super::ceilings::Ceilings;
+use super::choice::Candidates;
 use super::dataset::Dataset;
 use super::destination::Endpoint;
-use super::model::PipelineReport;
+use super::model::{LuksSection, PipelineReport};
 use super::options::Options;
 use super::resources::{RemoteDir, Resources};
 use super::setup::Setup;
-use super::{cells, choice, luks, preflight, sampling, MIB};
+use super::{cells, choice, luks, preflight, recording, MIB};
 use crate::process;
 use anyhow::{anyhow, Result};
 use std::process::Command;
@@ -40,37 +41,15 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
 
     let end = Endpoint::open(opts, say, res)?;
     let token = format!("sshtune-pipeline-{:08x}", rand::random::<u32>());
-    let stale = if opts.luks {
-        say(&format!(
-            "LUKS: starting the scratch-volume helper on {}",
-            end.label
-        ));
-        let (agent, lines) =
-            luks::agent::Agent::start(&end.target, &end.label, &end.dir, &token, say)?;
-        res.luks = Some(agent);
-        lines
-    } else {
-        Vec::new()
-    };
+    let stale = start_luks(opts, &end, &token, say, res)?;
     let local_rsync = local_rsync_version()?;
     let resolved = end.target.resolve()?;
     let dataset = dataset(opts, say)?;
 
     let run_dir = end.run_dir(&token);
-    say(&format!("checking {} on {}", end.dir, end.label));
-    let facts = preflight::check(&end, &run_dir, &opts.rsync_path, &mut warnings)?;
-    res.remote_dir = Some(RemoteDir {
-        target: end.target.clone(),
-        path: run_dir.clone(),
-        label: end.label.clone(),
-        keep: opts.keep,
-    });
-    preflight::check_room(&facts.storage, dataset.bytes, &end.label)?;
-    if opts.luks {
-        luks::run::check_room(dataset.bytes, facts.storage.free_bytes, &end.dir)?;
-    }
+    let facts = check_destination(opts, &end, &run_dir, dataset.bytes, say, res, &mut warnings)?;
 
-    let (shared, samplers) = sampling::start(
+    let (shared, samplers) = recording::start(
         &end.target,
         facts.storage.dm_device.clone(),
         opts.interval_ms,
@@ -85,20 +64,8 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         say,
     };
 
-    // The SSH-only ceilings of the candidates rank them, so they come before the choice.
-    // The user's own ciphers get theirs right before their rsync runs (`cells.rs`).
     let candidates = choice::candidates(opts, &end.target, &resolved, &end.label)?;
-    let mut ceilings = Ceilings::new(facts.cores);
-    if opts.ceilings && opts.ciphers.is_empty() {
-        let what = format!("{} cipher(s)", candidates.ciphers.len());
-        ceilings.ssh(&setup, &candidates.ciphers, &what)?;
-    }
-    let chosen = choice::chosen(opts, &candidates, &ceilings.rows);
-    if opts.ceilings {
-        ceilings.disk(&setup, facts.storage.free_bytes);
-        ceilings.rsync_local(&setup)?;
-    }
-
+    let (chosen, mut ceilings) = choose(&setup, &candidates, &facts)?;
     let variants = choice::variants(&opts.variants);
     let mut rows = cells::measure(&setup, &chosen, &variants, &mut ceilings)?;
     let cores = f64::from(ceilings.cores.unwrap_or(1));
@@ -114,26 +81,16 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         None => None,
     };
     shared.set_phase(None);
-    let intervals = sampling::finish(samplers, &mut warnings);
-    sampling::attach(&mut rows, &intervals);
-    // The client block's release: what `sshtune config` reads from a bench report.
-    let client_version = luks_measured
-        .as_ref()
-        .and_then(|_| crate::target::ssh_version().ok());
+    let intervals = recording::finish(samplers, &mut warnings);
+    recording::attach(&mut rows, &intervals);
     let luks = luks_measured.map(|m| {
-        luks::run::finish(
-            m,
-            &intervals,
-            cores,
-            end.embedded,
-            candidates.default.as_deref(),
-            &luks::advice::SshSide {
-                server: &candidates.server,
-                client_version: client_version.as_deref(),
-                host: &resolved.hostname,
-                started: &started,
-            },
-        )
+        let side = LuksSide {
+            end: &end,
+            candidates: &candidates,
+            host: &resolved.hostname,
+            started: &started,
+        };
+        finish_luks(m, &intervals, cores, &side)
     });
 
     let mut report = assemble::report(Measured {
@@ -157,6 +114,107 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     });
     report.luks = luks;
     Ok(report)
+}
+
+/// `--luks`: starts the scratch-volume helper on the destination (registered in `res`) and
+/// returns what it removed of killed runs.
+fn start_luks(
+    opts: &Options,
+    end: &Endpoint,
+    token: &str,
+    say: &dyn Fn(&str),
+    res: &mut Resources,
+) -> Result<Vec<String>> {
+    if !opts.luks {
+        return Ok(Vec::new());
+    }
+    say(&format!(
+        "LUKS: starting the scratch-volume helper on {}",
+        end.label
+    ));
+    let (agent, lines) = luks::agent::Agent::start(&end.target, &end.label, &end.dir, token, say)?;
+    res.luks = Some(agent);
+    Ok(lines)
+}
+
+/// The remote check: creates the run directory (registered in `res` at once), then refuses
+/// a destination too full for the dataset (and for the scratch volumes with `--luks`).
+fn check_destination(
+    opts: &Options,
+    end: &Endpoint,
+    run_dir: &str,
+    bytes: u64,
+    say: &dyn Fn(&str),
+    res: &mut Resources,
+    warnings: &mut Vec<String>,
+) -> Result<preflight::RemoteSide> {
+    say(&format!("checking {} on {}", end.dir, end.label));
+    let facts = preflight::check(end, run_dir, &opts.rsync_path, warnings)?;
+    res.remote_dir = Some(RemoteDir {
+        target: end.target.clone(),
+        path: run_dir.to_string(),
+        label: end.label.clone(),
+        keep: opts.keep,
+    });
+    preflight::check_room(&facts.storage, bytes, &end.label)?;
+    if opts.luks {
+        luks::run::check_room(bytes, facts.storage.free_bytes, &end.dir)?;
+    }
+    Ok(facts)
+}
+
+/// The SSH-only ceilings of the candidates rank them, so they come before the choice; the
+/// user's own ciphers get theirs right before their rsync runs (`cells.rs`). Then the disk
+/// and rsync-local ceilings.
+fn choose(
+    setup: &Setup,
+    candidates: &Candidates,
+    facts: &preflight::RemoteSide,
+) -> Result<(Vec<String>, Ceilings)> {
+    let opts = setup.opts;
+    let mut ceilings = Ceilings::new(facts.cores);
+    if opts.ceilings && opts.ciphers.is_empty() {
+        let what = format!("{} cipher(s)", candidates.ciphers.len());
+        ceilings.ssh(setup, &candidates.ciphers, &what)?;
+    }
+    let chosen = choice::chosen(opts, candidates, &ceilings.rows);
+    if opts.ceilings {
+        ceilings.disk(setup, facts.storage.free_bytes);
+        ceilings.rsync_local(setup)?;
+    }
+    Ok((chosen, ceilings))
+}
+
+/// What the `--luks` advice needs to know of the SSH side.
+struct LuksSide<'a> {
+    end: &'a Endpoint,
+    candidates: &'a Candidates,
+    host: &'a str,
+    started: &'a str,
+}
+
+/// The `--luks` section, once the samplers have stopped; the client's ssh release is what
+/// `sshtune config` reads from a bench report.
+fn finish_luks(
+    m: luks::run::Measured,
+    intervals: &[recording::Interval],
+    cores: f64,
+    side: &LuksSide,
+) -> LuksSection {
+    let client_version = crate::target::ssh_version().ok();
+    luks::run::finish(
+        m,
+        intervals,
+        cores,
+        side.end.embedded,
+        side.candidates.default.as_deref(),
+        &luks::advice::SshSide {
+            server: &side.candidates.server,
+            client_version: client_version.as_deref(),
+            host: side.host,
+            started: side.started,
+        },
+    )
 }
 
 /// The local rsync's `--version`; without rsync there is nothing to measure.

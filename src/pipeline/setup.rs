@@ -3,7 +3,7 @@
 use super::dataset::Dataset;
 use super::destination::Endpoint;
 use super::options::Options;
-use super::sampling::Shared;
+use super::recording::Shared;
 
 pub struct Setup<'a> {
     pub opts: &'a Options,

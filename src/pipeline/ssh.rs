@@ -1,8 +1,9 @@
 //! How the run reaches the remote side outside rsync: one ssh command line (the target's,
 //! errors only on stderr) and one call that runs a helper script from `remote.rs`.
 
-use crate::bench::executor::TransferError;
 use crate::process;
+use crate::remote;
+use crate::target::error::{classify, SshError};
 use crate::target::{SshLog, SshTarget};
 use anyhow::{anyhow, Result};
 use std::process::{Command, Stdio};
@@ -20,14 +21,12 @@ pub fn remote_call(target: &SshTarget, script: &str, label: &str, what: &str) ->
         .output()
         .map_err(|e| anyhow!("cannot run ssh (apt-get install openssh-client): {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    if out.status.success() || stdout.contains("SSHTUNE-") {
+    if out.status.success() || remote::spoke(&stdout) {
         return Ok(stdout);
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Err(
-        match crate::bench::openssh::classify(&stderr, out.status.code(), label) {
-            TransferError::Fatal(e) => e.context(format!("while {what}")),
-            other => anyhow!("{label}: {other} (while {what})"),
-        },
-    )
+    Err(match classify(&stderr, out.status.code(), label) {
+        SshError::Fatal(e) => e.context(format!("while {what}")),
+        other => anyhow!("{label}: {other} (while {what})"),
+    })
 }

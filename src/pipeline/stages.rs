@@ -1,18 +1,22 @@
 //! Stage ceilings: each stage of the pipeline measured alone, in the same run, so the
 //! end-to-end figure can be compared with what every stage could do by itself.
 
-use super::model::StageCeiling;
-use super::remote;
+use super::model::{Stage, StageCeiling};
 use super::rsync::{self, RunError};
+use super::scripts;
 use crate::bench::model::{BenchReport, Direction};
 use crate::bench::{stats, suite, EngineKind, Options};
 use crate::progress;
+use crate::remote::Line;
 use crate::target::SshTarget;
 use anyhow::Result;
 use std::path::Path;
 use std::process::Command;
 
 const MIB: f64 = 1024.0 * 1024.0;
+const SSH: &str = Stage::Ssh.as_str();
+const DISK: &str = Stage::Disk.as_str();
+const RSYNC_LOCAL: &str = Stage::RsyncLocal.as_str();
 
 pub fn ceiling(
     stage: &str,
@@ -72,9 +76,9 @@ pub fn ssh_only(
         .iter()
         .filter(|r| r.direction == Direction::Upload)
         .map(|r| match &r.error {
-            Some(e) => failed("ssh", Some(&r.cipher), e.clone()),
+            Some(e) => failed(SSH, Some(&r.cipher), e.clone()),
             None => ceiling(
-                "ssh",
+                SSH,
                 Some(&r.cipher),
                 r.samples.clone(),
                 format!(
@@ -98,17 +102,22 @@ pub fn disk_only(
     let mut samples = Vec::new();
     let mut mode = String::new();
     for _ in 0..repeat {
-        let out = match ssh_cmd(&remote::disk(&file, mib)) {
+        let out = match ssh_cmd(&scripts::disk(&file, mib)) {
             Ok(o) => o,
-            Err(e) => return failed("disk", None, format!("{e:#}")),
+            Err(e) => return failed(DISK, None, format!("{e:#}")),
         };
-        let mut lines = out.lines().skip_while(|l| !l.starts_with("SSHTUNE-DISK"));
-        let head = lines.next().unwrap_or_default();
+        let mut lines = out.lines();
+        let disk = lines
+            .by_ref()
+            .find_map(|l| match Line::parse(l) {
+                Ok(Line::Disk(f)) => Some(f),
+                _ => None,
+            })
+            .unwrap_or_default();
         let tail = lines.next().unwrap_or_default();
-        let t = crate::bench::remote::tokens(head);
-        mode = t.get("mode").copied().unwrap_or("?").to_string();
-        match (t.get("rc"), remote::parse_dd(tail)) {
-            (Some(&"0"), Some((bytes, secs))) if secs > 0.0 => {
+        mode = disk.get("mode").unwrap_or("?").to_string();
+        match (disk.get("rc"), scripts::parse_dd(tail)) {
+            (Some("0"), Some((bytes, secs))) if secs > 0.0 => {
                 samples.push(bytes as f64 / MIB / secs)
             }
             _ => {
@@ -117,12 +126,12 @@ pub fn disk_only(
                 } else {
                     format!("dd failed: {}", tail.trim())
                 };
-                return failed("disk", None, why);
+                return failed(DISK, None, why);
             }
         }
     }
     ceiling(
-        "disk",
+        DISK,
         None,
         samples,
         format!(
@@ -150,13 +159,13 @@ pub fn rsync_local(source: &str, scratch: &Path, bytes: u64, repeat: u32) -> Sta
         match rsync::run(&mut cmd, "the local scratch directory", |_| {}) {
             Ok(o) if o.transfer_s > 0.0 => samples.push(bytes as f64 / MIB / o.transfer_s),
             Ok(_) => {}
-            Err(RunError::Fatal(e)) => return failed("rsync-local", None, format!("{e:#}")),
-            Err(RunError::Failed(e)) => return failed("rsync-local", None, e),
+            Err(RunError::Fatal(e)) => return failed(RSYNC_LOCAL, None, format!("{e:#}")),
+            Err(RunError::Failed(e)) => return failed(RSYNC_LOCAL, None, e),
         }
     }
     let _ = std::fs::remove_dir_all(&dst);
     ceiling(
-        "rsync-local",
+        RSYNC_LOCAL,
         None,
         samples,
         "rsync --whole-file of the dataset into a local temp directory (no ssh)".into(),

@@ -1,7 +1,8 @@
 //! Which stage bounds the end-to-end figure, and what would help by how much. Pure: reads the
 //! measured rows, ceilings, CPU shares and storage facts; measures nothing.
 
-use super::model::{CpuShare, Row, StageCeiling, StorageInfo, Suggestion, Verdict};
+use super::model::{CpuShare, Row, Stage, StageCeiling, StorageInfo, Suggestion, Verdict};
+use super::rsync::Variant;
 use super::sampler::{QUOTA_GROUP, THROTTLED_GROUP};
 
 /// A stage is "the bound" when the pipeline reaches this share of what it does alone.
@@ -23,15 +24,15 @@ pub struct Input<'a> {
     pub same_machine: bool,
 }
 
-fn median(rows: &[Row], cipher: &str, variant: &str) -> Option<f64> {
+fn median(rows: &[Row], cipher: &str, variant: Variant) -> Option<f64> {
     rows.iter()
-        .find(|r| r.cipher == cipher && r.variant == variant)
+        .find(|r| r.cipher == cipher && r.variant == variant.as_str())
         .and_then(|r| r.median_mib_s)
 }
 
-fn ceiling(c: &[StageCeiling], stage: &str, cipher: Option<&str>) -> Option<f64> {
+fn ceiling(c: &[StageCeiling], stage: Stage, cipher: Option<&str>) -> Option<f64> {
     c.iter()
-        .find(|s| s.stage == stage && (cipher.is_none() || s.cipher.as_deref() == cipher))
+        .find(|s| s.stage == stage.as_str() && (cipher.is_none() || s.cipher.as_deref() == cipher))
         .and_then(|s| s.median_mib_s)
 }
 
@@ -61,19 +62,7 @@ fn suggestion(
 }
 
 pub fn decide(i: &Input) -> Verdict {
-    // The baseline: the default cipher's whole-file row, else the first measured one.
-    let base = i
-        .rows
-        .iter()
-        .filter(|r| r.variant == "whole-file" && r.median_mib_s.is_some())
-        .find(|r| Some(r.cipher.as_str()) == i.default_cipher)
-        .or_else(|| {
-            i.rows
-                .iter()
-                .find(|r| r.variant == "whole-file" && r.median_mib_s.is_some())
-        })
-        .or_else(|| i.rows.iter().find(|r| r.median_mib_s.is_some()));
-    let Some(base) = base else {
+    let Some(base) = baseline(i) else {
         return Verdict {
             cipher: None,
             variant: None,
@@ -84,29 +73,120 @@ pub fn decide(i: &Input) -> Verdict {
         };
     };
     let e = base.median_mib_s.unwrap_or(0.0);
-    let stages = [
-        ("ssh", ceiling(i.ceilings, "ssh", Some(&base.cipher))),
-        ("disk", ceiling(i.ceilings, "disk", None)),
-        ("rsync", ceiling(i.ceilings, "rsync-local", None)),
-    ];
-    let known: Vec<(&str, f64)> = stages
+    let stages = StageCeilings::of(i, base);
+    let dm_share: f64 = share(&base.cpu, "kcryptd") + share(&base.cpu, "dmcrypt_write");
+    let (bound, reason) = bound(i, base, &stages, dm_share);
+    let mut sug = cipher_suggestions(i, base);
+    sug.extend(rsync_suggestions(i.rows, &base.cipher));
+    if let Some(name) = &i.storage.dm_name {
+        let disk_bound = matches!(bound.as_str(), "disk" | "dm-crypt") || dm_share >= 30.0;
+        if disk_bound {
+            sug.extend(luks_suggestions(
+                i.storage,
+                name,
+                stages.next_after_disk(),
+                e,
+                dm_share,
+            ));
+        }
+    }
+    sug.sort_by(|a, b| {
+        b.gain_pct
+            .unwrap_or(f64::MIN)
+            .total_cmp(&a.gain_pct.unwrap_or(f64::MIN))
+    });
+    Verdict {
+        cipher: Some(base.cipher.clone()),
+        variant: Some(base.variant.clone()),
+        end_to_end_mib_s: Some(e),
+        bound_by: bound,
+        reason,
+        suggestions: sug,
+    }
+}
+
+/// The row the verdict is about: the default cipher's whole-file row, else the first measured
+/// whole-file row, else the first measured one.
+fn baseline<'a>(i: &Input<'a>) -> Option<&'a Row> {
+    let measured = |r: &&Row| r.median_mib_s.is_some();
+    let whole = |r: &&Row| r.variant == Variant::WholeFile.as_str();
+    i.rows
         .iter()
-        .filter_map(|(s, c)| Some((*s, (*c)?)))
-        .collect();
-    let listing = known
-        .iter()
-        .map(|(s, c)| format!("{s} {c:.1} ({:.0}%)", e / c * 100.0))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let listing = if listing.is_empty() {
-        "not measured (--no-ceilings)".to_string()
-    } else {
-        listing
-    };
-    let near = known
-        .iter()
-        .map(|(s, c)| (*s, e / c))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
+        .filter(whole)
+        .filter(measured)
+        .find(|r| Some(r.cipher.as_str()) == i.default_cipher)
+        .or_else(|| i.rows.iter().filter(whole).find(measured))
+        .or_else(|| i.rows.iter().find(measured))
+}
+
+/// The stage ceilings that bear on the baseline row: ssh with its cipher, disk, rsync alone.
+struct StageCeilings {
+    /// End-to-end MiB/s of the baseline.
+    e: f64,
+    ssh: Option<f64>,
+    disk: Option<f64>,
+    rsync: Option<f64>,
+}
+
+impl StageCeilings {
+    fn of(i: &Input, base: &Row) -> Self {
+        Self {
+            e: base.median_mib_s.unwrap_or(0.0),
+            ssh: ceiling(i.ceilings, Stage::Ssh, Some(&base.cipher)),
+            disk: ceiling(i.ceilings, Stage::Disk, None),
+            rsync: ceiling(i.ceilings, Stage::RsyncLocal, None),
+        }
+    }
+
+    /// The measured ones, by stage name.
+    fn known(&self) -> Vec<(&'static str, f64)> {
+        [
+            ("ssh", self.ssh),
+            ("disk", self.disk),
+            ("rsync", self.rsync),
+        ]
+        .into_iter()
+        .filter_map(|(s, c)| Some((s, c?)))
+        .collect()
+    }
+
+    /// `ssh 50.0 (80%), disk …`: each ceiling and the share of it the run reached.
+    fn listing(&self) -> String {
+        let listing = self
+            .known()
+            .iter()
+            .map(|(s, c)| format!("{s} {c:.1} ({:.0}%)", self.e / c * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if listing.is_empty() {
+            "not measured (--no-ceilings)".to_string()
+        } else {
+            listing
+        }
+    }
+
+    /// The stage whose ceiling the run comes nearest, with the share reached.
+    fn nearest(&self) -> Option<(&'static str, f64)> {
+        self.known()
+            .into_iter()
+            .map(|(s, c)| (s, self.e / c))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+
+    /// What a faster disk would run into next: the lower of the ssh and rsync ceilings.
+    fn next_after_disk(&self) -> Option<f64> {
+        [self.ssh, self.rsync]
+            .into_iter()
+            .flatten()
+            .min_by(f64::total_cmp)
+    }
+}
+
+/// The bound and why: a stage near its ceiling, else a CPU quota, else a saturated thread,
+/// else all CPUs of one side busy, else unclear.
+fn bound(i: &Input, base: &Row, stages: &StageCeilings, dm_share: f64) -> (String, String) {
+    let e = stages.e;
+    let listing = stages.listing();
     let hot = base
         .cpu
         .iter()
@@ -118,9 +198,8 @@ pub fn decide(i: &Input) -> Verdict {
                 )
         })
         .max_by(|a, b| a.pct.total_cmp(&b.pct));
-    let dm_share: f64 = share(&base.cpu, "kcryptd") + share(&base.cpu, "dmcrypt_write");
     let quota = quota_bound(&base.cpu);
-    let (bound, reason) = match (near, hot) {
+    match (stages.nearest(), hot) {
         (Some((s, r)), _) if r >= NEAR_CEILING => {
             let s = if s == "disk" && i.storage.dm_name.is_some() && dm_share >= 30.0 {
                 "dm-crypt"
@@ -151,37 +230,44 @@ pub fn decide(i: &Input) -> Verdict {
                 h.group, h.side, h.pct
             ),
         ),
-        _ => {
-            let total = |side: &str| -> f64 {
-                base.cpu
-                    .iter()
-                    .filter(|s| s.side == side && s.group.starts_with("total-") && s.group != "total-iowait")
-                    .map(|s| s.pct)
-                    .sum()
-            };
-            let cap = i.cores.unwrap_or(1) as f64 * 100.0 * 0.9;
-            if total("server") >= cap {
-                let who = if i.same_machine { "cpu" } else { "server-cpu" };
-                (who.into(), format!("all CPUs of the server are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("server")))
-            } else if total("client") >= cap {
-                ("client-cpu".into(), format!("all CPUs of the client are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("client")))
-            } else {
-                ("unclear".into(), format!(
-                    "no stage is within {:.0}% of its ceiling and no thread saturates a core: the stages wait on each other (latency, small files); stage ceilings MiB/s: {listing}",
-                    NEAR_CEILING * 100.0
-                ))
-            }
-        }
-    };
+        _ => busy_cpus(i, base, &listing),
+    }
+}
 
-    let mut sug = Vec::new();
-    for r in i
-        .rows
+/// No stage near its ceiling and no saturated thread: all CPUs of one side busy, or unclear.
+fn busy_cpus(i: &Input, base: &Row, listing: &str) -> (String, String) {
+    let total = |side: &str| -> f64 {
+        base.cpu
+            .iter()
+            .filter(|s| {
+                s.side == side && s.group.starts_with("total-") && s.group != "total-iowait"
+            })
+            .map(|s| s.pct)
+            .sum()
+    };
+    let cap = i.cores.unwrap_or(1) as f64 * 100.0 * 0.9;
+    if total("server") >= cap {
+        let who = if i.same_machine { "cpu" } else { "server-cpu" };
+        (who.into(), format!("all CPUs of the server are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("server")))
+    } else if total("client") >= cap {
+        ("client-cpu".into(), format!("all CPUs of the client are busy ({:.0}% of one core in total); stage ceilings MiB/s: {listing}", total("client")))
+    } else {
+        ("unclear".into(), format!(
+            "no stage is within {:.0}% of its ceiling and no thread saturates a core: the stages wait on each other (latency, small files); stage ceilings MiB/s: {listing}",
+            NEAR_CEILING * 100.0
+        ))
+    }
+}
+
+/// Every other cipher whose whole-file row ran more than 5% faster than the baseline.
+fn cipher_suggestions(i: &Input, base: &Row) -> Vec<Suggestion> {
+    let e = base.median_mib_s.unwrap_or(0.0);
+    i.rows
         .iter()
-        .filter(|r| r.variant == "whole-file" && r.cipher != base.cipher)
-    {
-        if let Some(m) = r.median_mib_s.filter(|m| *m > e * 1.05) {
-            sug.push(suggestion(
+        .filter(|r| r.variant == Variant::WholeFile.as_str() && r.cipher != base.cipher)
+        .filter_map(|r| {
+            let m = r.median_mib_s.filter(|m| *m > e * 1.05)?;
+            Some(suggestion(
                 format!(
                     "ssh cipher {} (ssh -c {0}, or `Ciphers ^{0}` in ssh_config)",
                     r.cipher
@@ -193,11 +279,16 @@ pub fn decide(i: &Input) -> Verdict {
                     "rsync with it reached {m:.1} MiB/s against {e:.1} with {}",
                     base.cipher
                 ),
-            ));
-        }
-    }
-    let wf = median(i.rows, &base.cipher, "whole-file");
-    let delta = median(i.rows, &base.cipher, "delta");
+            ))
+        })
+        .collect()
+}
+
+/// rsync options, from the baseline cipher's variants: `--whole-file`, md5, `-z` or not.
+fn rsync_suggestions(rows: &[Row], cipher: &str) -> Vec<Suggestion> {
+    let mut sug = Vec::new();
+    let wf = median(rows, cipher, Variant::WholeFile);
+    let delta = median(rows, cipher, Variant::Delta);
     if let (Some(w), Some(d)) = (wf, delta) {
         if w > d * 1.05 {
             sug.push(suggestion(
@@ -209,7 +300,7 @@ pub fn decide(i: &Input) -> Verdict {
             ));
         }
     }
-    if let (Some(d), Some(m)) = (delta, median(i.rows, &base.cipher, "delta-md5")) {
+    if let (Some(d), Some(m)) = (delta, median(rows, cipher, Variant::DeltaMd5)) {
         if m > d * 1.05 {
             sug.push(suggestion(
                 "--checksum-choice=md5".into(),
@@ -222,7 +313,7 @@ pub fn decide(i: &Input) -> Verdict {
             ));
         }
     }
-    if let (Some(w), Some(z)) = (wf, median(i.rows, &base.cipher, "compress")) {
+    if let (Some(w), Some(z)) = (wf, median(rows, cipher, Variant::Compress)) {
         if w > z * 1.05 {
             sug.push(suggestion(
                 "drop -z (and set Compression=no) for data that does not compress".into(),
@@ -241,57 +332,52 @@ pub fn decide(i: &Input) -> Verdict {
             ));
         }
     }
-    if let Some(name) = &i.storage.dm_name {
-        let disk_bound = matches!(bound.as_str(), "disk" | "dm-crypt") || dm_share >= 30.0;
-        let next = [stages[0].1, stages[2].1]
-            .into_iter()
-            .flatten()
-            .min_by(f64::total_cmp);
-        if disk_bound {
-            let flags = &i.storage.crypt_flags;
-            if !flags.iter().any(|f| f == "no_write_workqueue") {
-                sug.push(suggestion(
-                    format!("cryptsetup refresh --perf-no_read_workqueue --perf-no_write_workqueue --persistent {name}"),
-                    next,
-                    e,
-                    "upper-bound",
-                    format!("dm-crypt threads use {dm_share:.0}% of one core; without the workqueues the crypto runs inline (kernel >= 5.9); gain capped by the next stage's ceiling"),
-                ));
-            }
-            if i.storage.sector_size.unwrap_or(512) < 4096 {
-                sug.push(suggestion(
-                    format!("4096-byte dm-crypt sectors (cryptsetup reencrypt --sector-size 4096 {name})"),
-                    next,
-                    e,
-                    "upper-bound",
-                    "8x fewer crypto requests per byte than 512-byte sectors; gain capped by the next stage's ceiling".into(),
-                ));
-            }
-            sug.push(suggestion(
-                format!(
-                    "another LUKS cipher than {} (compare `cryptsetup benchmark` on that host)",
-                    i.storage.crypt_cipher.as_deref().unwrap_or("the current one")
-                ),
-                None,
-                e,
-                "not-measured",
-                "the disk-encryption stage is the bound; which cipher is faster depends on the host's crypto engine".into(),
-            ));
-        }
+    sug
+}
+
+/// For a run bound by the dm-crypt mapping `name`: its workqueues, its sector size, its
+/// cipher. `next` caps the gain (the next stage's ceiling).
+fn luks_suggestions(
+    storage: &StorageInfo,
+    name: &str,
+    next: Option<f64>,
+    e: f64,
+    dm_share: f64,
+) -> Vec<Suggestion> {
+    let mut sug = Vec::new();
+    if !storage
+        .crypt_flags
+        .iter()
+        .any(|f| f == "no_write_workqueue")
+    {
+        sug.push(suggestion(
+            format!("cryptsetup refresh --perf-no_read_workqueue --perf-no_write_workqueue --persistent {name}"),
+            next,
+            e,
+            "upper-bound",
+            format!("dm-crypt threads use {dm_share:.0}% of one core; without the workqueues the crypto runs inline (kernel >= 5.9); gain capped by the next stage's ceiling"),
+        ));
     }
-    sug.sort_by(|a, b| {
-        b.gain_pct
-            .unwrap_or(f64::MIN)
-            .total_cmp(&a.gain_pct.unwrap_or(f64::MIN))
-    });
-    Verdict {
-        cipher: Some(base.cipher.clone()),
-        variant: Some(base.variant.clone()),
-        end_to_end_mib_s: Some(e),
-        bound_by: bound,
-        reason,
-        suggestions: sug,
+    if storage.sector_size.unwrap_or(512) < 4096 {
+        sug.push(suggestion(
+            format!("4096-byte dm-crypt sectors (cryptsetup reencrypt --sector-size 4096 {name})"),
+            next,
+            e,
+            "upper-bound",
+            "8x fewer crypto requests per byte than 512-byte sectors; gain capped by the next stage's ceiling".into(),
+        ));
     }
+    sug.push(suggestion(
+        format!(
+            "another LUKS cipher than {} (compare `cryptsetup benchmark` on that host)",
+            storage.crypt_cipher.as_deref().unwrap_or("the current one")
+        ),
+        None,
+        e,
+        "not-measured",
+        "the disk-encryption stage is the bound; which cipher is faster depends on the host's crypto engine".into(),
+    ));
+    sug
 }
 
 /// The processes of the run a cgroup's CPU quota holds (kernel threads such as kcryptd are

@@ -38,6 +38,15 @@ macro_rules! keyword {
     (SINK_DONE) => {
         "SSHTUNE-SINK-DONE"
     };
+    (ERR) => {
+        "SSHTUNE-ERR"
+    };
+    (SYNC) => {
+        "SSHTUNE-SYNC"
+    };
+    (DISK) => {
+        "SSHTUNE-DISK"
+    };
     (CEIL_ERR) => {
         "SSHTUNE-CEIL-ERR"
     };
@@ -69,6 +78,13 @@ pub const SINK_LISTENING: &str = keyword!(SINK);
 /// `sshtune tcp-sink` per counted connection: `bytes=N seconds=S cpu_s=C` (its own CPU time
 /// while counting, so bench can tell a CPU-bound ceiling from the network's).
 pub const SINK_DONE: &str = keyword!(SINK_DONE);
+/// A pipeline helper script refuses: `SSHTUNE-ERR why [detail]` (`missing`, `notwritable …`,
+/// `norsync`, `mkdir`).
+pub const ERR: &str = keyword!(ERR);
+/// A pipeline flush: the destination's uptime before and after `sync`, `SSHTUNE-SYNC A B`.
+pub const SYNC: &str = keyword!(SYNC);
+/// A pipeline disk write: `SSHTUNE-DISK rc=N mode=direct|buffered`; dd's last line follows.
+pub const DISK: &str = keyword!(DISK);
 /// A raw-TCP receiver script cannot run: `SSHTUNE-CEIL-ERR why`.
 pub const CEIL_ERR: &str = keyword!(CEIL_ERR);
 /// A listening raw-TCP receiver: `addr=IP port=N`.
@@ -140,7 +156,7 @@ impl fmt::Display for Fields {
 }
 
 /// One line of the remote protocol.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Line {
     Ok,
     Missing(String),
@@ -151,6 +167,9 @@ pub enum Line {
     Tcp(Fields),
     SinkListening(Fields),
     SinkDone(Fields),
+    Err(String),
+    Sync { before: f64, after: f64 },
+    Disk(Fields),
     CeilErr(String),
     CeilListen(Fields),
     CeilDone(Fields),
@@ -211,6 +230,15 @@ impl Line {
             TCP => Self::Tcp(fields()),
             SINK_LISTENING => Self::SinkListening(fields()),
             SINK_DONE => Self::SinkDone(fields()),
+            ERR => Self::Err(text(ERR)?),
+            SYNC => {
+                let mut w = rest.split_whitespace().map(str::parse::<f64>);
+                match (w.next(), w.next(), w.next()) {
+                    (Some(Ok(before)), Some(Ok(after)), None) => Self::Sync { before, after },
+                    _ => return Err(ParseError::Malformed(SYNC)),
+                }
+            }
+            DISK => Self::Disk(fields()),
             CEIL_ERR => Self::CeilErr(text(CEIL_ERR)?),
             CEIL_LISTEN => Self::CeilListen(fields()),
             CEIL_DONE => Self::CeilDone(fields()),
@@ -230,6 +258,9 @@ impl Line {
             Self::Tcp(_) => TCP,
             Self::SinkListening(_) => SINK_LISTENING,
             Self::SinkDone(_) => SINK_DONE,
+            Self::Err(_) => ERR,
+            Self::Sync { .. } => SYNC,
+            Self::Disk(_) => DISK,
             Self::CeilErr(_) => CEIL_ERR,
             Self::CeilListen(_) => CEIL_LISTEN,
             Self::CeilDone(_) => CEIL_DONE,
@@ -244,6 +275,7 @@ impl Line {
             | Self::Tcp(f)
             | Self::SinkListening(f)
             | Self::SinkDone(f)
+            | Self::Disk(f)
             | Self::CeilListen(f)
             | Self::CeilDone(f) => Some(f),
             _ => None,
@@ -256,7 +288,8 @@ impl fmt::Display for Line {
         f.write_str(self.keyword())?;
         match self {
             Self::Ok | Self::Hello => Ok(()),
-            Self::Missing(t) | Self::CeilErr(t) => write!(f, " {t}"),
+            Self::Missing(t) | Self::Err(t) | Self::CeilErr(t) => write!(f, " {t}"),
+            Self::Sync { before, after } => write!(f, " {before} {after}"),
             Self::Info { key, value } => write!(f, " {key}={value}"),
             _ => match self.fields() {
                 Some(x) if x.0.is_empty() => Ok(()),
@@ -308,6 +341,21 @@ pub fn done(line: &str) -> Option<Fields> {
     }
 }
 
+/// Whether any line of `text` is one of the protocol's (known or not): the remote side ran
+/// and spoke, whatever ssh's exit status says.
+pub fn spoke(text: &str) -> bool {
+    text.lines()
+        .any(|l| Line::parse(l) != Err(ParseError::NotProtocol))
+}
+
+/// The text of the first `SSHTUNE-ERR` line of `text`.
+pub fn refusal(text: &str) -> Option<String> {
+    text.lines().find_map(|l| match Line::parse(l) {
+        Ok(Line::Err(why)) => Some(why),
+        _ => None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +389,13 @@ mod tests {
             Line::Tcp(Fields::new().with("port", 4000).with("token", "ab12")),
             Line::SinkListening(Fields::new().with("addr", "::1").with("port", 9)),
             Line::SinkDone(Fields::new().with("bytes", 1).with("seconds", "0.5")),
+            Line::Err("missing".into()),
+            Line::Err("notwritable Read-only file system".into()),
+            Line::Sync {
+                before: 10.25,
+                after: 1234567.89,
+            },
+            Line::Disk(Fields::new().with("rc", 0).with("mode", "direct")),
             Line::CeilErr("SSH_CONNECTION is not set".into()),
             Line::CeilListen(Fields::new().with("addr", "10.0.0.1").with("port", 5)),
             Line::CeilDone(
@@ -379,6 +434,10 @@ mod tests {
         assert_eq!(Line::parse("SSHTUNE-INFO a b=v"), Err(Malformed(INFO)));
         assert_eq!(Line::parse("SSHTUNE-MISSING"), Err(Malformed(MISSING)));
         assert_eq!(Line::parse("SSHTUNE-CEIL-ERR  "), Err(Malformed(CEIL_ERR)));
+        assert_eq!(Line::parse("SSHTUNE-ERR"), Err(Malformed(ERR)));
+        assert_eq!(Line::parse("SSHTUNE-SYNC 10.25"), Err(Malformed(SYNC)));
+        assert_eq!(Line::parse("SSHTUNE-SYNC 1 x"), Err(Malformed(SYNC)));
+        assert_eq!(Line::parse("SSHTUNE-SYNC 1 2 3"), Err(Malformed(SYNC)));
         assert!(Line::parse("SSHTUNE-").is_err());
     }
 
@@ -392,6 +451,12 @@ mod tests {
         assert_eq!(info(out, "cores"), Some("4"));
         assert_eq!(info(out, "kernel"), None);
         assert_eq!(info(out, "cpu"), Some("a=b"));
+        assert!(spoke(out) && spoke("x\nSSHTUNE-BOGUS\n") && !spoke("motd\nSSHTUNE\n"));
+        assert_eq!(
+            refusal("x\nSSHTUNE-ERR notwritable a: b\n").as_deref(),
+            Some("notwritable a: b")
+        );
+        assert_eq!(refusal(out), None);
         let d = done("SSHTUNE-DONE bytes=5\n").unwrap();
         assert_eq!(d.get("bytes"), Some("5"));
         assert_eq!(done("SSHTUNE-READY"), None);

@@ -17,3 +17,4 @@ pub mod plan;
 pub mod run;
 pub mod seqio;
 pub mod stale;
+pub mod suite;

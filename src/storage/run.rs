@@ -52,153 +52,28 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
         .with_context(|| format!("making a work directory in {}", s.work_parent.display()))?
         .keep();
     cleanup.push(Resource::Dir(work.clone()));
-    let pinned = match &s.backing {
-        Backing::Device(d) => Some(d.clone()),
-        Backing::LoopFile(_) => None,
-    };
-    // Before each step that writes to the device itself; a mapping holds the device it was
-    // made on, so what goes through one needs no check.
-    let still_the_device = || pinned.as_ref().map_or(Ok(()), |p| p.verify());
-    let (device, target_desc) = match &s.backing {
-        Backing::Device(d) => (d.path.clone(), d.path.display().to_string()),
-        Backing::LoopFile(dir) => {
-            progress.status("creating the loop file");
-            let file = work.join("backing.img");
-            cleanup.push(Resource::File(file.clone()));
-            allocate(&file, s.size)?;
-            check_interrupted()?;
-            let dev = run_capture(
-                Command::new("losetup")
-                    .args(["--find", "--show"])
-                    .arg(&file),
-            )
-            .context("attaching a loop device")?;
-            let dev = PathBuf::from(dev.trim());
-            cleanup.push(Resource::Loop(dev.clone()));
-            (dev, format!("loop device on a file in {}", dir.display()))
-        }
-    };
+    let (device, target_desc) = attach(s, &work, &mut cleanup, progress)?;
     let mnt = work.join("mnt");
     std::fs::create_dir(&mnt).context("making the mount point")?;
-    let _load = super::cpu_load::Load::start(s.load);
-    let mut buf = seqio::Buffer::new();
-
+    let load = super::cpu_load::Load::start(s.load);
     // Steps skipped after an error leave the total, so the ETA counts only what will run.
-    let mut total = plan.steps();
-    progress.begin(total as u64);
-    let mut cells = Vec::new();
+    let mut matrix = Matrix {
+        plan,
+        s,
+        progress,
+        work: &work,
+        mnt: &mnt,
+        device: &device,
+        cleanup: &mut cleanup,
+        buf: seqio::Buffer::new(),
+        total: plan.steps(),
+        cells: Vec::new(),
+    };
+    progress.begin(matrix.total as u64);
     for (i, target) in plan.targets.iter().enumerate() {
-        let mark = cleanup.mark();
-        still_the_device()?;
-        let mapped = match &target.crypt {
-            None => Ok((device.clone(), None)),
-            Some(spec) => {
-                let name = dmcrypt::mapping_name(i);
-                cleanup.push(Resource::Mapping(name.clone()));
-                progress.status(&format!("mapping {} as {name}", describe(target)));
-                dmcrypt::open(spec, s.format, &device, &name).map(|dev| {
-                    let algs =
-                        crypto::parse(&std::fs::read_to_string("/proc/crypto").unwrap_or_default());
-                    (dev, Some(crypto::choose(&spec.cipher, &algs)))
-                })
-            }
-        };
-        let (dev, driver) = match mapped {
-            Ok(v) => v,
-            Err(e) => {
-                if e.downcast_ref::<Interrupted>().is_some() {
-                    return Err(e);
-                }
-                for &layer in &target.layers {
-                    let mut c = cell(target, layer, None);
-                    c.error = Some(format!("{e:#}"));
-                    cells.push(c);
-                    total -= count(plan, layer);
-                    progress.begin(total as u64);
-                }
-                cleanup.unwind_to(mark).map_err(anyhow::Error::msg)?;
-                continue;
-            }
-        };
-        for &layer in &target.layers {
-            let mut c = cell(target, layer, driver.as_ref());
-            let layer_mark = cleanup.mark();
-            if target.crypt.is_none() {
-                still_the_device()?;
-            }
-            let path = match prepare_layer(layer, &dev, &mnt, &mut cleanup) {
-                Ok(p) => p,
-                Err(e) => {
-                    if e.downcast_ref::<Interrupted>().is_some() {
-                        return Err(e);
-                    }
-                    c.error = Some(format!("{e:#}"));
-                    cells.push(c);
-                    total -= count(plan, layer);
-                    progress.begin(total as u64);
-                    cleanup.unwind_to(layer_mark).map_err(anyhow::Error::msg)?;
-                    continue;
-                }
-            };
-            for &test in plan.tests.iter().filter(|t| t.applies_to(layer)) {
-                let mut r = TestResult {
-                    test,
-                    samples_mib_s: Vec::new(),
-                    median_mib_s: None,
-                    min_mib_s: None,
-                    max_mib_s: None,
-                    pct_of_baseline: None,
-                    fio: None,
-                    fio_samples: Vec::new(),
-                    error: None,
-                };
-                for _ in 0..plan.repeat {
-                    let what = format!(
-                        "{} {} {}",
-                        describe(target),
-                        layer_name(layer),
-                        test.label()
-                    );
-                    progress.status(&what);
-                    if target.crypt.is_none() {
-                        still_the_device()?;
-                    }
-                    match measure(test, layer, &path, s, &work, &mut buf) {
-                        Ok((mib, f)) => {
-                            r.samples_mib_s.push(mib);
-                            if let Some(f) = f {
-                                r.fio_samples.push(f);
-                            }
-                        }
-                        Err(e) => {
-                            if e.downcast_ref::<Interrupted>().is_some() {
-                                return Err(e);
-                            }
-                            r.error = Some(format!("{e:#}"));
-                        }
-                    }
-                    progress.step(&format!("{what}: {}", last_figure(&r)));
-                    if r.error.is_some() {
-                        total -= plan.repeat as usize - r.samples_mib_s.len() - 1;
-                        progress.begin(total as u64);
-                        break;
-                    }
-                }
-                if !r.samples_mib_s.is_empty() {
-                    let mut v = r.samples_mib_s.clone();
-                    r.median_mib_s = Some(kspeed::median(&mut v));
-                    let (lo, hi) = kspeed::range(&r.samples_mib_s);
-                    r.min_mib_s = Some(lo);
-                    r.max_mib_s = Some(hi);
-                }
-                r.fio = r.fio_samples.pop();
-                c.results.push(r);
-            }
-            cells.push(c);
-            cleanup.unwind_to(layer_mark).map_err(anyhow::Error::msg)?;
-        }
-        cleanup.unwind_to(mark).map_err(anyhow::Error::msg)?;
+        matrix.target(i, target)?;
     }
+    let cells = matrix.cells;
     let mut m = MatrixResult {
         preset: plan.preset,
         target: target_desc,
@@ -221,9 +96,206 @@ pub fn run(plan: &Plan, s: &RunOptions, progress: &dyn Progress) -> Result<Matri
         complete: true,
     };
     m.compute_ratios();
-    drop(_load);
+    drop(load);
     cleanup.unwind_to(0).map_err(anyhow::Error::msg)?;
     Ok(m)
+}
+
+/// The device the matrix writes to, and how the report names it: the user's device, or a
+/// loop device on a file in the work directory (both registered in `cleanup`).
+fn attach(
+    s: &RunOptions,
+    work: &Path,
+    cleanup: &mut Cleanup,
+    progress: &dyn Progress,
+) -> Result<(PathBuf, String)> {
+    match &s.backing {
+        Backing::Device(d) => Ok((d.path.clone(), d.path.display().to_string())),
+        Backing::LoopFile(dir) => {
+            progress.status("creating the loop file");
+            let file = work.join("backing.img");
+            cleanup.push(Resource::File(file.clone()));
+            allocate(&file, s.size)?;
+            check_interrupted()?;
+            let dev = run_capture(
+                Command::new("losetup")
+                    .args(["--find", "--show"])
+                    .arg(&file),
+            )
+            .context("attaching a loop device")?;
+            let dev = PathBuf::from(dev.trim());
+            cleanup.push(Resource::Loop(dev.clone()));
+            Ok((dev, format!("loop device on a file in {}", dir.display())))
+        }
+    }
+}
+
+/// The matrix in progress: what is set up, the cells so far, and the steps left.
+struct Matrix<'a> {
+    plan: &'a Plan,
+    s: &'a RunOptions,
+    progress: &'a dyn Progress,
+    work: &'a Path,
+    mnt: &'a Path,
+    device: &'a Path,
+    cleanup: &'a mut Cleanup,
+    buf: seqio::Buffer,
+    total: usize,
+    cells: Vec<CellResult>,
+}
+
+impl Matrix<'_> {
+    /// Before each step that writes to the device itself; a mapping holds the device it was
+    /// made on, so what goes through one needs no check.
+    fn still_the_device(&self) -> Result<()> {
+        match &self.s.backing {
+            Backing::Device(d) => d.verify(),
+            Backing::LoopFile(_) => Ok(()),
+        }
+    }
+
+    /// `n` steps will not run: the progress total shrinks.
+    fn skip(&mut self, n: usize) {
+        self.total -= n;
+        self.progress.begin(self.total as u64);
+    }
+
+    /// One target: its mapping (if encrypted), then each of its layers; a mapping that
+    /// cannot be made is an error row per layer, and the matrix goes on.
+    fn target(&mut self, i: usize, target: &Target) -> Result<()> {
+        let mark = self.cleanup.mark();
+        self.still_the_device()?;
+        let mapped = match &target.crypt {
+            None => Ok((self.device.to_path_buf(), None)),
+            Some(spec) => {
+                let name = dmcrypt::mapping_name(i);
+                self.cleanup.push(Resource::Mapping(name.clone()));
+                self.progress
+                    .status(&format!("mapping {} as {name}", describe(target)));
+                dmcrypt::open(spec, self.s.format, self.device, &name).map(|dev| {
+                    let algs =
+                        crypto::parse(&std::fs::read_to_string("/proc/crypto").unwrap_or_default());
+                    (dev, Some(crypto::choose(&spec.cipher, &algs)))
+                })
+            }
+        };
+        match mapped {
+            Ok((dev, driver)) => {
+                for &layer in &target.layers {
+                    self.layer(target, layer, &dev, driver.as_ref())?;
+                }
+            }
+            Err(e) => {
+                if e.downcast_ref::<Interrupted>().is_some() {
+                    return Err(e);
+                }
+                for &layer in &target.layers {
+                    let mut c = cell(target, layer, None);
+                    c.error = Some(format!("{e:#}"));
+                    self.cells.push(c);
+                    self.skip(count(self.plan, layer));
+                }
+            }
+        }
+        self.cleanup.unwind_to(mark).map_err(anyhow::Error::msg)
+    }
+
+    /// One layer of a target (the device itself, or ext4 on it) and every test that applies.
+    fn layer(
+        &mut self,
+        target: &Target,
+        layer: Layer,
+        dev: &Path,
+        driver: Option<&crypto::DriverChoice>,
+    ) -> Result<()> {
+        let mut c = cell(target, layer, driver);
+        let layer_mark = self.cleanup.mark();
+        if target.crypt.is_none() {
+            self.still_the_device()?;
+        }
+        match prepare_layer(layer, dev, self.mnt, self.cleanup) {
+            Ok(path) => {
+                for &test in self.plan.tests.iter().filter(|t| t.applies_to(layer)) {
+                    let r = self.test(target, layer, test, &path)?;
+                    c.results.push(r);
+                }
+            }
+            Err(e) => {
+                if e.downcast_ref::<Interrupted>().is_some() {
+                    return Err(e);
+                }
+                c.error = Some(format!("{e:#}"));
+                self.skip(count(self.plan, layer));
+            }
+        }
+        self.cells.push(c);
+        self.cleanup
+            .unwind_to(layer_mark)
+            .map_err(anyhow::Error::msg)
+    }
+
+    /// `repeat` samples of one test; the first error ends them and drops the rest from the
+    /// total.
+    fn test(
+        &mut self,
+        target: &Target,
+        layer: Layer,
+        test: Test,
+        path: &Path,
+    ) -> Result<TestResult> {
+        let repeat = self.plan.repeat;
+        let mut r = TestResult {
+            test,
+            samples_mib_s: Vec::new(),
+            median_mib_s: None,
+            min_mib_s: None,
+            max_mib_s: None,
+            pct_of_baseline: None,
+            fio: None,
+            fio_samples: Vec::new(),
+            error: None,
+        };
+        for _ in 0..repeat {
+            let what = format!(
+                "{} {} {}",
+                describe(target),
+                layer_name(layer),
+                test.label()
+            );
+            self.progress.status(&what);
+            if target.crypt.is_none() {
+                self.still_the_device()?;
+            }
+            match measure(test, layer, path, self.s, self.work, &mut self.buf) {
+                Ok((mib, f)) => {
+                    r.samples_mib_s.push(mib);
+                    if let Some(f) = f {
+                        r.fio_samples.push(f);
+                    }
+                }
+                Err(e) => {
+                    if e.downcast_ref::<Interrupted>().is_some() {
+                        return Err(e);
+                    }
+                    r.error = Some(format!("{e:#}"));
+                }
+            }
+            self.progress.step(&format!("{what}: {}", last_figure(&r)));
+            if r.error.is_some() {
+                self.skip(repeat as usize - r.samples_mib_s.len() - 1);
+                break;
+            }
+        }
+        if !r.samples_mib_s.is_empty() {
+            let mut v = r.samples_mib_s.clone();
+            r.median_mib_s = Some(kspeed::median(&mut v));
+            let (lo, hi) = kspeed::range(&r.samples_mib_s);
+            r.min_mib_s = Some(lo);
+            r.max_mib_s = Some(hi);
+        }
+        r.fio = r.fio_samples.pop();
+        Ok(r)
+    }
 }
 
 fn count(plan: &Plan, layer: Layer) -> usize {

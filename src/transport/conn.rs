@@ -370,14 +370,14 @@ impl Transport {
             self.reader.read_next()?;
         }
         let eph = Ephemeral::new(&neg.kex)?;
-        let (shared, h) = match &self.role {
+        let exchanged = match &self.role {
             Role::Client(_) => self.client_exchange(eph, hash, &neg.host_key, initial)?,
             Role::Server(key) => {
                 let key = key.clone();
                 self.server_exchange(&key, eph, hash, initial)?
             }
         };
-        self.new_keys(&neg, &shared, &h, initial)
+        self.new_keys(&neg, &exchanged, initial)
     }
 
     /// Decodes the peer's KEXINIT where it lies in the read buffer (once; its names are not
@@ -421,14 +421,14 @@ impl Transport {
     }
 
     /// The client's half: our ephemeral key out, the server's reply in, its signature over H
-    /// checked, and its host key checked (first exchange) or compared (rekey). Returns (K, H).
+    /// checked, and its host key checked (first exchange) or compared (rekey).
     fn client_exchange(
         &mut self,
         eph: Ephemeral,
         hash: ExchangeHash,
         host_key_alg: &str,
         initial: bool,
-    ) -> Result<(Vec<u8>, Vec<u8>)> {
+    ) -> Result<Exchanged> {
         let client_public = eph.public.clone();
         let init = KexEcdhInit {
             client_public: &client_public,
@@ -454,18 +454,17 @@ impl Transport {
                 self.server_key = Some(host_key);
             }
         }
-        Ok((shared, h))
+        Ok(Exchanged { shared, h })
     }
 
     /// The server's half: the client's ephemeral key in, ours and the signature over H out.
-    /// Returns (K, H).
     fn server_exchange(
         &mut self,
         key: &Ed25519Key,
         eph: Ephemeral,
         hash: ExchangeHash,
         initial: bool,
-    ) -> Result<(Vec<u8>, Vec<u8>)> {
+    ) -> Result<Exchanged> {
         self.read_kex_msg(n::KEX_ECDH_INIT, initial)?;
         let client_public = KexEcdhInit::decode(self.reader.payload())?.client_public;
         let server_public = eph.public.clone();
@@ -478,13 +477,13 @@ impl Transport {
             signature: &key.sign(&h),
         };
         self.writer.send_payload(&reply.encode())?;
-        Ok((shared, h))
+        Ok(Exchanged { shared, h })
     }
 
     /// Keys from K and H, NEWKEYS both ways, and the new keys' rekey limits.
-    fn new_keys(&mut self, neg: &Negotiated, shared: &[u8], h: &[u8], initial: bool) -> Result<()> {
-        let session_id = self.session_id.get_or_insert_with(|| h.to_vec()).clone();
-        let (c2s, s2c) = kex::derive_keys(neg, shared, h, &session_id)?;
+    fn new_keys(&mut self, neg: &Negotiated, ex: &Exchanged, initial: bool) -> Result<()> {
+        let session_id = self.session_id.get_or_insert_with(|| ex.h.clone()).clone();
+        let (c2s, s2c) = kex::derive_keys(neg, &ex.shared, &ex.h, &session_id)?;
         let (out_keys, in_keys) = if self.is_server() {
             (s2c, c2s)
         } else {
@@ -534,6 +533,13 @@ struct KexStart {
     neg: Negotiated,
     hash: ExchangeHash,
     wrong_guess: bool,
+}
+
+/// What the ephemeral keys' exchange leaves for the new keys: the shared secret K and the
+/// exchange hash H, finished once over both KEXINITs, the host key and both public keys.
+struct Exchanged {
+    shared: Vec<u8>,
+    h: Vec<u8>,
 }
 
 /// Blocks one set of keys may protect. RFC 4344 §3.2: at most 2^(L/4) blocks of an L-bit

@@ -32,7 +32,7 @@
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
 //! helper's input as octal escapes and reach cryptsetup through the shell's builtin `printf`.
 
-use crate::pipeline::remote::wrap;
+use crate::pipeline::scripts::wrap;
 use crate::pipeline::ssh::ssh_command;
 use crate::target::SshTarget;
 use crate::wire::sanitize::peer_text;

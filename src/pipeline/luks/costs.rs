@@ -3,8 +3,8 @@
 //! the measuring is in `run.rs`, the model in `predict.rs`.
 
 use crate::pipeline::model::{AloneStage, LuksSetting};
+use crate::pipeline::recording::Interval;
 use crate::pipeline::sampler::Side;
-use crate::pipeline::sampling::Interval;
 use crate::pipeline::MIB;
 
 /// The phase the baseline is sampled in, and how long.

@@ -11,8 +11,8 @@ use crate::pipeline::cells;
 use crate::pipeline::model::{
     AloneStage, LuksCell, LuksSection, LuksSetting, Row, StageCeiling, StorageInfo,
 };
+use crate::pipeline::recording::{self, Interval};
 use crate::pipeline::rsync::Variant;
-use crate::pipeline::sampling::{self, Interval};
 use crate::pipeline::setup::Setup;
 use crate::pipeline::ssh::ssh_command;
 use crate::pipeline::{stages, verdict, MIB};
@@ -42,7 +42,7 @@ pub struct Measured {
     pub partial: Option<String>,
 }
 
-/// The phase label of a cell's runs; `sampling::attach_tagged` finds them by it.
+/// The phase label of a cell's runs; `recording::attach_tagged` finds them by it.
 pub fn tag(setting: &str) -> String {
     format!("luks:{setting}|")
 }
@@ -534,7 +534,7 @@ pub fn finish(
     }
     let mut cells = Vec::new();
     for (name, mut rows) in m.cells {
-        sampling::attach_tagged(&mut rows, intervals, &tag(&name));
+        recording::attach_tagged(&mut rows, intervals, &tag(&name));
         let Some(st) = m.settings.iter().find(|s| s.name == name) else {
             continue;
         };

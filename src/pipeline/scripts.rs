@@ -1,8 +1,10 @@
-//! The remote side of a pipeline run: small POSIX shell programs that run through ssh, and
-//! parsers for what they print. Every script takes its paths as positional arguments
+//! The pipeline's remote scripts: small POSIX shell programs that run through ssh, and
+//! parsers for what they print (their `SSHTUNE-*` lines are `remote::Line`s). Every script takes its paths as positional arguments
 //! (`sh -c 'script' sshtune ARG...`) so no user path is ever spliced into shell code.
 
 use super::rsync::quote;
+use crate::remote::line::keyword;
+use crate::remote::{Line, MACHINE_FACTS};
 
 /// Checks the destination and reports what backs it. Arguments: DIR, RUN_DIR, RSYNC.
 /// Prints `SSHTUNE-ERR <why>` and stops at the first problem, `SSHTUNE-INFO k=v` facts, and
@@ -10,36 +12,44 @@ use super::rsync::quote;
 /// tried with a file `mktemp` creates (`O_EXCL`, a random name): the session may be root's,
 /// and a guessable name in a directory a user can write could be that user's symlink to
 /// any file, which `: > name` would truncate.
-const PREFLIGHT: &str = r#"d=$1; run=$2; rs=$3; case $d in -*) d="./$d";; esac;
-[ -d "$d" ] || { echo "SSHTUNE-ERR missing"; exit 0; };
+const PREFLIGHT: &str = concat!(
+    r#"err(){ echo ""#,
+    keyword!(ERR),
+    r#" $*"; exit 0; }; fact(){ echo ""#,
+    keyword!(INFO),
+    r#" $1"; };
+d=$1; run=$2; rs=$3; case $d in -*) d="./$d";; esac;
+[ -d "$d" ] || err missing;
 if t=$(mktemp "$d/.sshtune-probe-XXXXXXXXXX" 2>&1); then rm -f -- "$t"; else
- echo "SSHTUNE-ERR notwritable $(printf "%s" "$t" | tail -n1)"; exit 0; fi;
-command -v "$rs" >/dev/null 2>&1 || { echo "SSHTUNE-ERR norsync"; exit 0; };
-echo "SSHTUNE-INFO rsync=$("$rs" --version 2>/dev/null | head -n1)";
-echo "SSHTUNE-INFO cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
+ err notwritable "$(printf "%s" "$t" | tail -n1)"; fi;
+command -v "$rs" >/dev/null 2>&1 || err norsync;
+fact "rsync=$("$rs" --version 2>/dev/null | head -n1)";
+fact "cores=$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null)";
 set -- $(df -Pk "$d" 2>/dev/null | tail -n1);
 dev=$1; avail=$4; mnt=$6;
-echo "SSHTUNE-INFO device=$dev"; echo "SSHTUNE-INFO avail_k=$avail";
+fact "device=$dev"; fact "avail_k=$avail";
 while read -r a b c r; do [ "$b" = "$mnt" ] && ft=$c; done < /proc/mounts;
-echo "SSHTUNE-INFO fstype=$ft";
+fact "fstype=$ft";
 b=$(readlink -f "$dev" 2>/dev/null); b=${b##*/}; i=0;
 while [ $i -lt 5 ]; do case "$b" in dm-*) ;; *) break;; esac;
  u=$(cat /sys/block/$b/dm/uuid 2>/dev/null);
  case "$u" in CRYPT-*)
   n=$(cat /sys/block/$b/dm/name 2>/dev/null);
-  echo "SSHTUNE-INFO dm=$b"; echo "SSHTUNE-INFO dmname=$n";
-  echo "SSHTUNE-INFO sector=$(cat /sys/block/$b/queue/logical_block_size 2>/dev/null)";
-  echo "SSHTUNE-INFO dmtable=$(dmsetup table "$n" 2>/dev/null | head -n1)"; break;;
+  fact "dm=$b"; fact "dmname=$n";
+  fact "sector=$(cat /sys/block/$b/queue/logical_block_size 2>/dev/null)";
+  fact "dmtable=$(dmsetup table "$n" 2>/dev/null | head -n1)"; break;;
  esac;
  nb=; for s in /sys/block/$b/slaves/*; do nb=${s##*/}; break; done; b=$nb; i=$((i+1)); done;
-mkdir -- "$run" 2>/dev/null || { echo "SSHTUNE-ERR mkdir"; exit 0; };
-echo SSHTUNE-OK"#;
+mkdir -- "$run" 2>/dev/null || err mkdir;
+echo "#,
+    keyword!(OK)
+);
 
 /// Removes the run directory. Argument: RUN_DIR.
-const REMOVE: &str = r#"rm -rf -- "$1" && echo SSHTUNE-OK"#;
+const REMOVE: &str = concat!(r#"rm -rf -- "$1" && echo "#, keyword!(OK));
 
 /// Empties one subdirectory of the run directory. Argument: PATH.
-const RESET: &str = r#"rm -rf -- "$1" && mkdir -- "$1" && echo SSHTUNE-OK"#;
+const RESET: &str = concat!(r#"rm -rf -- "$1" && mkdir -- "$1" && echo "#, keyword!(OK));
 
 /// Writes the destination filesystem's dirty data out and times it: a copy is not on the
 /// disk (and dm-crypt has not encrypted it) until writeback is done, and a dataset smaller
@@ -48,15 +58,24 @@ const RESET: &str = r#"rm -rf -- "$1" && mkdir -- "$1" && echo SSHTUNE-OK"#;
 /// (`printf %b`) so this session's command line does not name the run directory: the
 /// sampler charges the sshd above any process that does to the pipeline. Argument: PATH.
 /// Prints `SSHTUNE-SYNC <uptime before> <uptime after>`.
-const FLUSH: &str = r#"d=$(printf "%b" "$1"); read a r < /proc/uptime;
-sync -f "$d" 2>/dev/null || sync; read b r < /proc/uptime; echo "SSHTUNE-SYNC $a $b""#;
+const FLUSH: &str = concat!(
+    r#"d=$(printf "%b" "$1"); read a r < /proc/uptime;
+sync -f "$d" 2>/dev/null || sync; read b r < /proc/uptime; echo ""#,
+    keyword!(SYNC),
+    r#" $a $b""#
+);
 
 /// A short sequential write of zeros to a temp file on the destination filesystem, direct I/O
-/// when the filesystem allows it, then fsync. Arguments: FILE, MiB.
-const DISK: &str = r#"f=$1; n=$2; m=direct;
+/// when the filesystem allows it, then fsync. Arguments: FILE, MiB. Prints
+/// `SSHTUNE-DISK rc=N mode=M`, then dd's last line.
+const DISK: &str = concat!(
+    r#"f=$1; n=$2; m=direct;
 o=$(dd if=/dev/zero of="$f" bs=1M count=$n oflag=direct conv=fsync 2>&1) || {
  m=buffered; o=$(dd if=/dev/zero of="$f" bs=1M count=$n conv=fsync 2>&1); };
-r=$?; rm -f -- "$f"; echo "SSHTUNE-DISK rc=$r mode=$m"; echo "$o" | tail -n1"#;
+r=$?; rm -f -- "$f"; echo ""#,
+    keyword!(DISK),
+    r#" rc=$r mode=$m"; echo "$o" | tail -n1"#
+);
 
 /// The /proc reader loop: one block per interval, `@T uptime`, the aggregate cpu line, dm
 /// write counters, every process's stat line, `@E`. Ends when ssh goes away (the next echo
@@ -103,9 +122,9 @@ pub(crate) fn wrap(script: &str, args: &[&str]) -> String {
     s
 }
 
-/// The destination check, after the machine's facts (`bench::remote::MACHINE_FACTS`).
+/// The destination check, after the machine's facts (`remote::MACHINE_FACTS`).
 pub fn preflight(dir: &str, run_dir: &str, rsync: &str) -> String {
-    let script = format!("{}{PREFLIGHT}", crate::bench::remote::MACHINE_FACTS);
+    let script = format!("{MACHINE_FACTS}{PREFLIGHT}");
     wrap(&script, &[dir, run_dir, rsync])
 }
 
@@ -124,10 +143,10 @@ pub fn flush(path: &str) -> String {
 
 /// Seconds the flush took, from its `SSHTUNE-SYNC` line (`/proc/uptime`, 10 ms steps).
 pub fn parse_flush(out: &str) -> Option<f64> {
-    let line = out.lines().find_map(|l| l.strip_prefix("SSHTUNE-SYNC "))?;
-    let mut w = line.split_whitespace().map(|x| x.parse::<f64>().ok());
-    let (a, b) = (w.next()??, w.next()??);
-    Some((b - a).max(0.0))
+    out.lines().find_map(|l| match Line::parse(l) {
+        Ok(Line::Sync { before, after }) => Some((after - before).max(0.0)),
+        _ => None,
+    })
 }
 
 pub fn disk(file: &str, mib: u64) -> String {
@@ -295,7 +314,7 @@ mod tests {
             .unwrap();
         let said = String::from_utf8_lossy(&out.stdout);
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{said}");
-        assert!(said.contains("SSHTUNE-OK") && run.is_dir(), "{said}");
+        assert!(crate::remote::said_ok(&said) && run.is_dir(), "{said}");
         let left: Vec<_> = std::fs::read_dir(&dest)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -303,6 +322,41 @@ mod tests {
             .collect();
         assert_eq!(left.len(), 1, "only the planted link is left: {left:?}");
         assert!(left[0].starts_with(".sshtune-probe-"), "{left:?}");
+    }
+
+    /// The disk write and a refused check in a real shell: their lines read back as the
+    /// protocol's.
+    #[test]
+    fn disk_and_refusal_lines_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let sh = |cmd: String| {
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(cmd)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let file = dir.path().join("f");
+        let out = sh(disk(file.to_str().unwrap(), 1));
+        let first = out.lines().next().unwrap_or_default();
+        let Ok(Line::Disk(f)) = Line::parse(first) else {
+            panic!("{out}");
+        };
+        assert_eq!(f.get("rc"), Some("0"), "{out}");
+        assert!(
+            matches!(f.get("mode"), Some("direct" | "buffered")),
+            "{out}"
+        );
+        assert!(!file.exists());
+        let gone = dir.path().join("gone");
+        let out = sh(preflight(gone.to_str().unwrap(), "/x", "true"));
+        assert_eq!(
+            crate::remote::refusal(&out).as_deref(),
+            Some("missing"),
+            "{out}"
+        );
+        assert!(!crate::remote::said_ok(&out), "{out}");
     }
 
     #[test]

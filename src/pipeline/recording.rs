@@ -1,15 +1,15 @@
-//! CPU and I/O sampling around the measurements: one thread reads this machine's /proc, one
+//! Recording CPU and I/O around the measurements: one thread reads this machine's /proc, one
 //! reads the remote loop's output through its own ssh session; both tag each interval with
 //! the phase the run is in. Started once the run directory exists (the remote loop is named
 //! after it), stopped after the last rsync, and turned into each row's CPU breakdown and the
-//! report's time series. Parsing and classifying the /proc text is `sampler.rs`.
+//! report's time series. Parsing and classifying one /proc block is `sampler.rs`.
 
 use super::model::{CpuShare, Row, Tick};
-use super::remote;
 use super::sampler::{
     delta, groups, local_block, parse_block, Known, Side, Snapshot, QUOTA_GROUP, THROTTLED_GROUP,
     TOTALS,
 };
+use super::scripts;
 use super::ssh::ssh_command;
 use crate::process::ChildGuard;
 use crate::target::SshTarget;
@@ -38,7 +38,7 @@ pub fn start(
         ssh_command(
             target,
             None,
-            &remote::sampler(interval.as_secs_f64(), token),
+            &scripts::sampler(interval.as_secs_f64(), token),
         ),
         interval,
     )?;
