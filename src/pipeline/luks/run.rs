@@ -7,14 +7,12 @@
 use super::agent::Agent;
 use super::budget;
 use super::costs::{self, costs, free_cores};
-use super::{advice, predict, settings};
+use super::{advice, copy, predict, settings};
 use crate::bench::stats;
-use crate::pipeline::cells;
 use crate::pipeline::model::{
     AloneStage, LuksCell, LuksSection, LuksSetting, LuksTiming, Row, StageCeiling, StorageInfo,
 };
 use crate::pipeline::options::Options;
-use crate::pipeline::rsync::Variant;
 use crate::pipeline::sampling::{self, Interval};
 use crate::pipeline::setup::Setup;
 use crate::pipeline::ssh::ssh_command;
@@ -365,8 +363,8 @@ fn matrix(
 ) -> Result<Matrix> {
     let fixed = budget::Fixed {
         volume_s: timing.volume_s.unwrap_or(0.0),
-        // Each copy logs in three times: emptying the volume, rsync, the flush.
-        copy_s: 3.0 * timing.login_s.unwrap_or(0.0),
+        // Each copy logs in once (rsync's); the helper empties and flushes the volume.
+        copy_s: timing.login_s.unwrap_or(0.0),
     };
     let data_s = |setting: &str, cipher: &str| data_seconds(s, inp, list, setting, cipher);
     let plan = plan(s, list, inp.ciphers, timing, fixed, &data_s);
@@ -528,7 +526,6 @@ fn setting_cells(
     ctx: &Ctx,
     tally: &mut Tally,
 ) -> (Vec<Row>, Result<()>) {
-    let data = format!("{}/data", agent.mnt);
     let mut checks: Vec<(String, Option<String>)> = Vec::new();
     let mut previous: Option<(String, Instant)> = None;
     let mut walls: Vec<(String, f64)> = Vec::new();
@@ -541,13 +538,12 @@ fn setting_cells(
         tally.say(s);
         walls.push((p, wall));
     };
-    let (mut rows, ended) = cells::measure_partial(
+    let (mut rows, ended) = copy::cells(
         s,
+        agent,
         &ctx.plan.ciphers,
-        &[Variant::WholeFile],
-        &data,
         &tag(&st.name),
-        &mut |c| {
+        &mut |c, agent| {
             check_interrupted()?;
             if let Some((p, t)) = previous.take() {
                 done(p, t, agent, tally);

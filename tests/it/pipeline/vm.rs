@@ -8,7 +8,8 @@
 //! the ext4 mounted from it), which the run must remove. Before it,
 //! a loop file too big for a small destination is refused in one line, and a run stopped
 //! with SIGTERM after its first cell exits 130 with nothing left and writes the partial
-//! report of that cell, naming the cell it did not measure. Last, a
+//! report of that cell, naming the cell it did not measure; a run given `--max-time 3m`
+//! ends within it (and a margin) and names what it left out. Last, a
 //! board-like destination: the VM's sshd in a cgroup held to 30% of a core, 3des-cbc onto the
 //! current setting (one small cell: under emulation and the quota it runs at a fifth of a
 //! MiB/s), which must be bounded by ssh, the reason naming the server's quota. It costs about
@@ -62,6 +63,11 @@ kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/term.rc
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
 ls -d /tmp/mnt/sshtune-* >> {w}/term.left 2>/dev/null || true
+t0=$(date +%s); brc=0
+{bin} pipeline /tmp/mnt --size 1M --ciphers aes128-ctr,aes256-gcm@openssh.com --variants whole-file --repeat 2 --no-ceilings --luks --luks-settings xts256,xts256-4k,xts256-nowq --no-trim --max-time {max_time}s --format json --output {w}/budget.json 2> {w}/budget.err || brc=$?; echo $brc > {w}/budget.rc
+echo $(( $(date +%s) - t0 )) > {w}/budget.s
+dmsetup ls | grep '^sshtune-[0-9]' > {w}/budget.left || true
+ls -d /tmp/mnt/sshtune-* >> {w}/budget.left 2>/dev/null || true
 K=/tmp/mnt/sshtune-storage-999999-killed
 mkdir $K $K/mnt
 truncate -s 8M $K/luks.img
@@ -81,7 +87,8 @@ cryptsetup close sshtune-vm
 exit $rc
 "#,
         w = w.display(),
-        board = board_script(w)
+        board = board_script(w),
+        max_time = BUDGET_S
     );
     std::fs::write(w.join("run.sh"), script).unwrap();
     format!("sh {w}/run.sh; echo $? > {w}/rc", w = w.display())
@@ -114,6 +121,59 @@ kill $(cat /tmp/board/pid) || true
     )
 }
 
+/// `--max-time` of the budget run, seconds: room for the stages before the matrix under
+/// emulation (about two minutes) and not for its whole matrix (3 settings × 2 ciphers × 2
+/// copies).
+const BUDGET_S: u64 = 180;
+/// What the budget run may take beyond `--max-time`: a cell can run longer than its
+/// estimate, and the clean-up's own time varies (docs/pipeline.md, "--max-time").
+const BUDGET_MARGIN_S: u64 = 30;
+
+/// The run with `--max-time`: it ends within it (and the margin), names what it left out
+/// and leaves nothing behind; the cells it ran are whole.
+fn budget(w: &Path) {
+    let err = std::fs::read_to_string(w.join("budget.err")).unwrap_or_default();
+    let rc = std::fs::read_to_string(w.join("budget.rc")).unwrap_or_default();
+    assert_eq!(rc.trim(), "0", "{err}");
+    let secs: u64 = std::fs::read_to_string(w.join("budget.s"))
+        .unwrap_or_default()
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    eprintln!("--max-time {BUDGET_S}s: the run took {secs} s");
+    assert!(secs <= BUDGET_S + BUDGET_MARGIN_S, "{secs} s: {err}");
+    let left = std::fs::read_to_string(w.join("budget.left")).unwrap_or_default();
+    assert!(left.trim().is_empty(), "left behind: {left}");
+    assert!(
+        err.contains("LUKS matrix:") && err.contains("estimated"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(w.join("budget.json")).unwrap())
+        .unwrap_or_else(|e| panic!("no report ({e}): {err}"));
+    let l = &r["luks"];
+    eprintln!(
+        "budget run: left out {}, timing {}",
+        l["left_out"], l["timing"]
+    );
+    let out = l["left_out"].as_array().cloned().unwrap_or_default();
+    assert!(
+        out.len() >= 2 && out[0].as_str().unwrap_or("").contains("--max-time"),
+        "nothing said left out: {l}"
+    );
+    assert!(l["timing"]["estimate_s"].is_number(), "{l}");
+    let cells = l["cells"].as_array().unwrap();
+    assert!(cells.len() < 6, "the whole matrix ran: {cells:?}");
+    for c in cells {
+        assert!(c["row"]["error"].is_null(), "{c}");
+    }
+    let table = std::process::Command::new(support::SSHTUNE)
+        .arg("report")
+        .arg(w.join("budget.json"))
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&table.stdout).contains("LEFT OUT"));
+}
+
 /// The checks on what the script left in `w`; `console` is the VM's, for failure messages.
 pub fn check(w: &Path, console: &str) {
     let bin = support::SSHTUNE;
@@ -135,6 +195,7 @@ pub fn check(w: &Path, console: &str) {
         "left in the small destination: {left}"
     );
     interrupted(w);
+    budget(w);
     assert_eq!(
         std::fs::read_to_string(w.join("compare"))
             .unwrap_or_default()
