@@ -43,11 +43,11 @@ pub fn cells(
 /// One cipher's `--repeat` copies; a cipher the server refuses stops at its first refusal.
 fn cell(s: &Setup, agent: &mut Agent, cipher: &str, dest: &str, tag: &str) -> Result<Row> {
     let variant = Variant::WholeFile;
-    let e = rsync::ssh_command(&s.end.target.ssh_options(
-        Some(cipher),
-        None,
-        SshLog::ErrorsOnly,
-    ));
+    let e = rsync::ssh_command(
+        &s.end
+            .target
+            .ssh_options(Some(cipher), None, SshLog::ErrorsOnly),
+    );
     let mut row = Row {
         cipher: cipher.to_string(),
         variant: variant.as_str().into(),
