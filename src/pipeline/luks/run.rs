@@ -403,10 +403,7 @@ fn matrix(
             continue;
         }
         if interrupted() {
-            out.partial = Some(format!(
-                "interrupted during the matrix; not measured: {}",
-                missing(&plan, &out.cells)
-            ));
+            out.partial = Some(cut_short(&plan, &out.cells));
             break;
         }
         let first = plan
@@ -414,10 +411,7 @@ fn matrix(
             .first()
             .map_or(0.0, |c| ctx.cell_s(&st.name, c));
         if time_left(s, &snapshot).is_some_and(|l| l < tally.scaled(fixed.volume_s + first)) {
-            out.left_out.push(format!(
-                "--max-time: the cells took longer than estimated; not measured: {}",
-                missing(&plan, &out.cells)
-            ));
+            out.left_out.push(late(&plan, &out.cells));
             break;
         }
         let t = Instant::now();
@@ -439,10 +433,7 @@ fn matrix(
         };
         out.cells.push((st.name.clone(), rows));
         if stop == Some(true) {
-            out.partial = Some(format!(
-                "interrupted during the matrix; not measured: {}",
-                missing(&plan, &out.cells)
-            ));
+            out.partial = Some(cut_short(&plan, &out.cells));
             break;
         }
         s.shared.set_phase(Some("between".into()));
@@ -450,10 +441,7 @@ fn matrix(
         agent.unmap(i)?;
         tally.measured_done += u.elapsed().as_secs_f64();
         if stop == Some(false) {
-            out.left_out.push(format!(
-                "--max-time: the cells took longer than estimated; not measured: {}",
-                missing(&plan, &out.cells)
-            ));
+            out.left_out.push(late(&plan, &out.cells));
             break;
         }
     }
@@ -589,6 +577,22 @@ fn mark_differing(rows: &mut [Row], checks: &[(String, Option<String>)]) {
             r.error = Some(format!("the copy differs from the source: {e}"));
         }
     }
+}
+
+/// `luks.partial` after a signal.
+fn cut_short(plan: &budget::Plan, done: &[(String, Vec<Row>)]) -> String {
+    format!(
+        "interrupted during the matrix; not measured: {}",
+        missing(plan, done)
+    )
+}
+
+/// The `luks.left_out` line when the cells ran longer than their estimate.
+fn late(plan: &budget::Plan, done: &[(String, Vec<Row>)]) -> String {
+    format!(
+        "--max-time: the cells took longer than estimated; not measured: {}",
+        missing(plan, done)
+    )
 }
 
 /// The cells of the plan that have no row yet, as `setting: cipher, cipher; …`.
