@@ -693,6 +693,10 @@ pub struct PipelineArgs {
     /// Run every LUKS setting end to end, also those the model says cannot change the result.
     #[arg(long, requires = "luks")]
     pub no_trim: bool,
+    /// With --luks: end the run within this time (e.g. 10m); the LUKS matrix is cut to what
+    /// fits (fewer settings first, then fewer copies) and the report names what it left out.
+    #[arg(long, requires = "luks", value_name = "DURATION", value_parser = crate::units::parse_duration)]
+    pub max_time: Option<f64>,
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     #[command(flatten)]

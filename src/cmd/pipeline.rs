@@ -46,6 +46,10 @@ fn options(args: &PipelineArgs) -> Options {
         luks: args.luks,
         luks_settings: args.luks_settings.clone(),
         luks_trim: !args.no_trim,
+        deadline: args
+            .max_time
+            .map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)),
+        max_time_s: args.max_time,
         quiet: args.quiet,
     }
 }

@@ -72,6 +72,33 @@ pub struct LuksSection {
     /// measured so far, and this says which were not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub partial: Option<String>,
+    /// What `--max-time` left out of the matrix, one line each, the first saying why. Absent
+    /// when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
+    /// The matrix's time: estimated before it, taken, and its fixed costs. Absent in files
+    /// written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<LuksTiming>,
+}
+
+/// The `--luks` matrix's time, in seconds (docs/pipeline.md).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct LuksTiming {
+    /// `--max-time`, when given.
+    pub max_time_s: Option<f64>,
+    /// Estimated before the matrix started, for what it then ran.
+    pub estimate_s: Option<f64>,
+    /// The matrix as it ran (from its first volume to its last check).
+    pub matrix_s: Option<f64>,
+    /// One volume made ready and removed (luksFormat, open, mkfs, mount, unmount, close),
+    /// median over the settings.
+    pub volume_s: Option<f64>,
+    /// One login (ssh's start to the remote shell's first line), median over SSH alone's.
+    pub login_s: Option<f64>,
+    /// One copy's time beyond its data (logins, rsync's start, the check), median over the
+    /// cells.
+    pub copy_fixed_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -40,6 +40,10 @@ pub struct Options {
     pub luks_settings: Vec<String>,
     /// Skip the settings the model says cannot change the result.
     pub luks_trim: bool,
+    /// `--max-time`: when the run must have ended (the LUKS matrix is cut to fit).
+    pub deadline: Option<std::time::Instant>,
+    /// `--max-time` in seconds, as given (for the report).
+    pub max_time_s: Option<f64>,
     /// Keeps the SSH-only bench silent too (the run's own progress goes through `say`).
     pub quiet: bool,
 }

@@ -172,7 +172,7 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 
 /// The LUKS part as tables: (title, header, rows) — the settings with their dm-crypt pass,
 /// the stages alone, and the matrix with the bound, the model and the CPU split per cell.
-fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
+pub(crate) fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
     let settings = l
         .settings
         .iter()
@@ -273,10 +273,32 @@ fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> 
     ]
 }
 
-fn luks_summary(l: &LuksSection) -> Vec<String> {
+/// The matrix's time against its estimate and budget, and its fixed costs.
+fn timing(t: &crate::pipeline::model::LuksTiming) -> String {
+    let secs = |v: Option<f64>| v.map_or_else(|| "–".into(), |v| format!("{v:.1} s"));
+    format!(
+        "Time: matrix {} (estimated {}{}); fixed costs: a volume {}, a login {}, a copy beyond its data {}.",
+        secs(t.matrix_s),
+        secs(t.estimate_s),
+        t.max_time_s
+            .map(|m| format!(", --max-time {m:.0} s"))
+            .unwrap_or_default(),
+        secs(t.volume_s),
+        secs(t.login_s),
+        secs(t.copy_fixed_s)
+    )
+}
+
+pub(crate) fn luks_summary(l: &LuksSection) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(p) = &l.partial {
         out.push(format!("PARTIAL: {p}."));
+    }
+    if let Some((why, what)) = l.left_out.split_first() {
+        out.push(format!("LEFT OUT ({why}): {}.", what.join("; ")));
+    }
+    if let Some(t) = &l.timing {
+        out.push(timing(t));
     }
     out.extend(
         l.stale_removed
@@ -286,7 +308,7 @@ fn luks_summary(l: &LuksSection) -> Vec<String> {
     if let Some(e) = l.model_max_error_pct {
         let base = match l.baseline_cores {
             Some(b) => format!(
-                "; CPU figures net of the {:.0}% of a core the samplers and the idle machine take",
+                "; each stage alone net of the {:.0}% of a core the machine takes with only the samplers running, dm-crypt's cost from its own threads",
                 b * 100.0
             ),
             None => String::new(),

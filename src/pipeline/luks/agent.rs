@@ -100,6 +100,8 @@ while read -r c a1 a2 a3 a4 a5 rest; do case $c in
    times > u; sync -f "$m/pass" 2>/dev/null || sync; read -r t1 x < /proc/uptime; k=$((k+1)); done;
   if [ -n "$r" ]; then echo "SSHTUNE-ERR $(head -n1 err)"; else
    { read -r x; read -r c0; } < t; { read -r x; read -r c1; } < u; rm -f -- "$m/pass"; echo "SSHTUNE-OK $t0 $t1 $c0 $c1"; fi;;
+ empty) if rm -rf -- "$m/data" 2>err && mkdir -- "$m/data" 2>err; then echo SSHTUNE-OK; else err; fi;;
+ flush) read -r t0 x < /proc/uptime; sync -f "$m" 2>/dev/null || sync; read -r t1 x < /proc/uptime; echo "SSHTUNE-OK $t0 $t1";;
  sums) if [ -d "$m/data" ]; then (cd "$m/data" && find . -type f -exec sha256sum -- {} +) 2>/dev/null; fi; echo SSHTUNE-OK;;
  unmap) n="sshtune-$$-$a1";
   if devof "$n"; then unm dev "$mm" || { echo "SSHTUNE-ERR could not unmount $u"; continue; }; fi;
@@ -276,6 +278,18 @@ impl Agent {
         parse_pass(&r.ok, mib).ok_or_else(|| anyhow!("unreadable pass timing from {}", self.label))
     }
 
+    /// Empties the volume's `data` directory (made when missing): where every copy starts.
+    pub fn empty(&mut self) -> Result<()> {
+        self.call("empty").map(|_| ())
+    }
+
+    /// Writes the volume's dirty pages out (`sync -f`, so dm-crypt encrypts them); seconds
+    /// it took on the destination's `/proc/uptime` (10 ms steps).
+    pub fn flush(&mut self) -> Result<f64> {
+        let r = self.call("flush")?;
+        parse_flush(&r.ok).ok_or_else(|| anyhow!("unreadable flush timing from {}", self.label))
+    }
+
     /// SHA-256 of every file under the volume's `data` directory, by path relative to it.
     pub fn sums(&mut self) -> Result<Vec<(String, String)>> {
         let r = self.call("sums")?;
@@ -446,6 +460,13 @@ fn parse_pass(ok: &str, mib: u64) -> Option<Pass> {
     })
 }
 
+/// `T0 T1` (uptime before and after) → seconds.
+fn parse_flush(ok: &str) -> Option<f64> {
+    let mut w = ok.split_whitespace().map(|x| x.parse::<f64>().ok());
+    let (a, b) = (w.next()??, w.next()??);
+    Some((b - a).max(0.0))
+}
+
 /// `1m2.500000s` → 62.5.
 fn times_secs(s: &str) -> Option<f64> {
     let (m, rest) = s.strip_suffix('s')?.split_once('m')?;
@@ -481,6 +502,8 @@ mod tests {
         );
         assert_eq!(q.writer_cpu_s, None);
         assert_eq!(times_secs("1m2.500s"), Some(62.5));
+        assert_eq!(parse_flush("10.25 10.75"), Some(0.5));
+        assert_eq!(parse_flush("10.25"), None);
     }
 
     #[test]

@@ -34,6 +34,37 @@ fn phase_cpu(intervals: &[Interval], prefix: &str, side: Side) -> Option<(f64, f
     })
 }
 
+/// dm-crypt's own threads (`kcryptd`, `dmcrypt_write`, and the workers that served them) over
+/// a phase, core-seconds: the destination's sampler, or either one's when both ends are one
+/// machine (each sees every thread). `None` when no interval of the phase carries them.
+fn dm_threads_cpu(intervals: &[Interval], prefix: &str, same_machine: bool) -> Option<f64> {
+    let of = |side: Side| -> Option<f64> {
+        let mut seen = false;
+        let cs = intervals
+            .iter()
+            .filter(|i| i.side == side)
+            .filter(|i| i.phase.as_deref().is_some_and(|p| p.starts_with(prefix)))
+            .flat_map(|i| i.cpu.iter().map(move |g| (g, i.seconds)))
+            .filter(|((g, _), _)| DM_THREADS.contains(&g.as_str()))
+            .map(|((_, pct), secs)| {
+                seen = true;
+                pct / 100.0 * secs
+            })
+            .sum::<f64>();
+        seen.then_some(cs)
+    };
+    match (
+        of(Side::Server),
+        same_machine.then(|| of(Side::Client)).flatten(),
+    ) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The sampler's groups of dm-crypt's kernel threads.
+const DM_THREADS: &[&str] = &["kcryptd", "dmcrypt_write"];
+
 /// Each side's load with only the samplers running, in cores (0 where it was not sampled).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Baseline {
@@ -101,9 +132,12 @@ fn core_seconds(
 }
 
 /// Fills in the CPU cost per MiB (core-seconds over the MiB moved, beyond the baseline) of
-/// each stage alone and each dm-crypt pass, and returns the baseline. A pass's cost leaves
-/// out its writer's copy into the page cache: in a cell that copy is rsync's receiver's,
-/// already in rsync-local, and the model would count it twice.
+/// each stage alone and each dm-crypt pass, and returns the baseline. The baseline is taken
+/// off each stage alone once, so a model summing three stages does not carry it three times.
+/// A pass's cost is dm-crypt's own threads' (`DM_THREADS`), which carry nothing of the
+/// baseline nor of the writer's copy into the page cache (in a cell that copy is rsync's
+/// receiver's, already in rsync-local); when the samplers saw none of those threads, the
+/// whole machine's beyond the baseline and the writer's own CPU.
 pub fn costs(
     alone: &mut [AloneStage],
     list: &mut [LuksSetting],
@@ -125,8 +159,12 @@ pub fn costs(
         a.cpu_s_per_mib = per_mib(cs, a.bytes.unwrap_or(bytes));
     }
     for st in list.iter_mut().filter(|s| s.dm_crypt_mib_s.is_some()) {
-        let cs = core_seconds(iv, &format!("luks-pass:{}", st.name), same, base)
-            .map(|cs| cs - st.writer_cpu_s.unwrap_or(0.0));
+        let phase = format!("luks-pass:{}", st.name);
+        let cs = dm_threads_cpu(iv, &phase, same)
+            .filter(|cs| *cs > 0.0)
+            .or_else(|| {
+                core_seconds(iv, &phase, same, base).map(|cs| cs - st.writer_cpu_s.unwrap_or(0.0))
+            });
         st.dm_cpu_s_per_mib = per_mib(cs, pass_bytes);
     }
     base
@@ -186,11 +224,30 @@ mod tests {
         );
         // (2.8 − 0.4 × 2) core-seconds over 10 MiB: one machine, one baseline.
         assert_eq!(alone[0].cpu_s_per_mib, Some(0.2));
-        // (1.0 − 0.4 × 1 − 0.2) over 16 MiB.
+        // No dm-crypt thread sampled: (1.0 − 0.4 × 1 − 0.2) over 16 MiB.
         assert_eq!(list[0].dm_cpu_s_per_mib, Some(0.025));
         assert!((free_cores(2.0, base) - 1.6).abs() < 1e-9);
         assert_eq!(free_cores(1.0, 0.9), 0.5);
         // Nothing sampled in the baseline: nothing taken off.
         assert_eq!(Baseline::of(&iv[2..]), Baseline::default());
+    }
+
+    #[test]
+    fn a_pass_costs_what_dm_crypts_own_threads_took() {
+        // The machine at 150% (samplers, writer, flusher and all) for 2 s; kcryptd at 40% and
+        // dmcrypt_write at 10% of a core: 1.0 core-second over 16 MiB, nothing else counted.
+        let mut pass = interval(Side::Server, "luks-pass:x", 150.0, 2.0);
+        pass.cpu.push(("kcryptd".into(), 40.0));
+        pass.cpu.push(("dmcrypt_write".into(), 10.0));
+        let iv = vec![interval(Side::Server, BASELINE_PHASE, 40.0, 1.5), pass];
+        let mut list = super::super::settings::candidates(&StorageInfo::default(), "");
+        list.truncate(1);
+        list[0].name = "x".into();
+        list[0].dm_crypt_mib_s = Some(8.0);
+        list[0].writer_cpu_s = Some(0.5);
+        costs(&mut [], &mut list, &iv, false, 0, 16 << 20);
+        assert_eq!(list[0].dm_cpu_s_per_mib, Some(0.0625));
+        assert_eq!(dm_threads_cpu(&iv, "luks-pass:x", true), Some(1.0));
+        assert_eq!(dm_threads_cpu(&iv, "luks-pass:y", true), None);
     }
 }

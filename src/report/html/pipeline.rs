@@ -4,7 +4,7 @@
 
 use super::shell::{esc, list, page};
 use super::svg::{self, Bar, Group, Line, Stack};
-use crate::pipeline::model::PipelineReport;
+use crate::pipeline::model::{LuksSection, PipelineReport};
 use crate::report::pipeline::{share, STAGES};
 
 pub fn pipeline(report: &PipelineReport) -> String {
@@ -93,6 +93,16 @@ pub fn pipeline(report: &PipelineReport) -> String {
         &names,
         &stacks,
     ));
+    body.push_str(&verdict_and_how(report));
+    if let Some(l) = &report.luks {
+        body.push_str(&luks(l));
+    }
+    page(&format!("sshtune pipeline: {}", report.destination), &body)
+}
+
+/// The verdict with its suggestions, then how the figures were obtained.
+fn verdict_and_how(report: &PipelineReport) -> String {
+    let mut body = String::new();
     let ceilings: Vec<String> = report
         .ceilings
         .iter()
@@ -147,5 +157,28 @@ pub fn pipeline(report: &PipelineReport) -> String {
     how.extend(ceilings);
     body.push_str(&list("how", &how));
     body.push_str(&list("how warn", &report.warnings));
-    page(&format!("sshtune pipeline: {}", report.destination), &body)
+    body
+}
+
+/// The `--luks` matrix: the text report's tables (the model's error per cell a column of
+/// the matrix) and its summary lines (what was left out, the time, the recommendation).
+fn luks(l: &LuksSection) -> String {
+    let mut body = String::from("<h2>SSH cipher × LUKS setting</h2>\n");
+    for (title, head, rows) in crate::report::pipeline::luks_tables(l) {
+        body.push_str(&format!("<h3>{}</h3>\n<table>\n<tr>", esc(&title)));
+        for h in &head {
+            body.push_str(&format!("<th>{}</th>", esc(h)));
+        }
+        body.push_str("</tr>\n");
+        for r in rows {
+            body.push_str("<tr>");
+            for c in &r {
+                body.push_str(&format!("<td>{}</td>", esc(c)));
+            }
+            body.push_str("</tr>\n");
+        }
+        body.push_str("</table>\n");
+    }
+    body.push_str(&list("how", &crate::report::pipeline::luks_summary(l)));
+    body
 }
