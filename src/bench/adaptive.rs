@@ -932,6 +932,7 @@ mod tests {
                 server_cpu_s: None,
                 server_busy_s: None,
                 server_quota_cores: None,
+                placement: None,
             })
         }
     }
@@ -1219,6 +1220,7 @@ mod tests {
             server_cpu_s: None,
             server_busy_s: None,
             server_quota_cores: None,
+            placement: None,
         };
         let cost = start_cost(&pair(10, 0.15), &pair(20, 0.25)).unwrap();
         assert!((cost - 0.05).abs() < 1e-9);
@@ -1295,6 +1297,7 @@ mod tests {
                     server_cpu_s: None,
                     server_busy_s: None,
                     server_quota_cores: None,
+                    placement: None,
                 })
                 .collect(),
             error: None,

@@ -158,5 +158,6 @@ pub fn explain(report: &BenchReport) -> String {
             out.push_str(&format!("      reason: {why}\n"));
         }
     }
+    out.push_str(&super::placement::explain(report));
     out
 }

@@ -18,6 +18,7 @@ pub mod machine;
 mod markdown;
 pub mod outputs;
 pub mod pipeline;
+pub mod placement;
 pub mod ranking;
 pub mod rate_unit;
 pub mod render;
