@@ -244,6 +244,7 @@ fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Opt
         min_bytes: window.map_or(0, |w| 4 * w),
         max_samples: opts.repeat.max(2) + 2,
         race: true,
+        revisit: true,
     })
 }
 

@@ -121,7 +121,7 @@ fn split(
             }
         }
         (None, None) => "unknown (not recorded)".into(),
-        _ => "cannot tell: every sample alike (a placement that lasted the run moves every row together)".into(),
+        _ => "cannot tell: every sample alike (what lasts the whole run moves every row together; compare runs)".into(),
     };
     format!(
         "    {yes}: {} samples at {}; {no}: {} at {}; {said}\n",
