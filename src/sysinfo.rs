@@ -160,6 +160,54 @@ pub fn stat_ticks(stat: &str) -> Option<u64> {
     Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
 }
 
+/// The CPU a task last ran on: field 39 of its `/proc/PID/stat` (or `/proc/PID/task/TID/stat`)
+/// line, counted after the command name like `stat_ticks`.
+pub fn stat_cpu(stat: &str) -> Option<u32> {
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(36)?.parse().ok()
+}
+
+/// The CPU a process (or, with `/task/TID`, a thread) last ran on, `stat_cpu` of its file.
+pub fn last_cpu(path: &str) -> Option<u32> {
+    stat_cpu(&std::fs::read_to_string(path).ok()?)
+}
+
+/// utime + stime + cutime + cstime (ticks): a process and the children it has reaped.
+pub fn stat_ticks_with_children(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(4)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    (f.len() == 4).then(|| f.iter().sum())
+}
+
+/// This machine's busy ticks so far, all cores: the aggregate `/proc/stat` line without idle
+/// and iowait (guest time is already inside user and nice).
+pub fn machine_busy_ticks() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    busy_ticks(text.lines().next()?)
+}
+
+/// `machine_busy_ticks` of one `cpu  user nice system idle iowait irq softirq steal …` line.
+pub fn busy_ticks(line: &str) -> Option<u64> {
+    let f: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    (f.len() >= 4).then(|| {
+        f.iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 3 && *i != 4)
+            .map(|(_, v)| v)
+            .sum()
+    })
+}
+
 /// CPU time (user + system) the calling thread has used so far. Per thread, not per process:
 /// a measurement on one thread must not count the threads beside it (the in-process server
 /// the native bench embeds, a `serve` session's neighbours).
@@ -209,6 +257,22 @@ mod tests {
     fn stat_with_odd_comm() {
         let line = "42 (a) b (c) R 1 42 42 0 -1 4194560 100 0 0 0 7 5 0 0 20 0 1 0 1 1 1";
         assert_eq!(stat_ticks(line), Some(12));
+    }
+
+    #[test]
+    fn last_cpu_and_busy_ticks_from_proc_lines() {
+        let mut line = String::from("42 (a) b) R");
+        for i in 4..=52 {
+            line.push_str(&format!(" {i}"));
+        }
+        // Fields are numbered from 1; the value written is the field's own number.
+        assert_eq!(stat_cpu(&line), Some(39));
+        assert_eq!(stat_ticks_with_children(&line), Some(14 + 15 + 16 + 17));
+        assert_eq!(busy_ticks("cpu  10 1 5 900 7 2 3 4 0 0"), Some(25));
+        assert_eq!(busy_ticks("cpu x"), None);
+        let own = last_cpu("/proc/self/stat").unwrap();
+        assert!(own < 4096);
+        assert!(machine_busy_ticks().is_some());
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub struct Adaptive {
     pub max_samples: u32,
     /// Stop sampling rows already decided; off, every row gets `max_samples`.
     pub race: bool,
+    /// Give every row measured in one visit only (its first round) one more sample at the
+    /// run's end (`Race::revisit`).
+    pub revisit: bool,
 }
 
 /// When the run must stop measuring more than it needs, and how long it has taken so far.
@@ -194,6 +197,8 @@ struct Row {
     stopped: Option<&'static str>,
     /// No more samples: decided, budget used, or failed.
     done: bool,
+    /// Times the run came to this row: its first round, each racing round, the revisit.
+    visits: u32,
 }
 
 impl Row {
@@ -215,6 +220,7 @@ pub fn run(
         race.first_round_of_pair(p)?;
     }
     race.racing()?;
+    race.revisit()?;
     Ok(race.finish(ctx))
 }
 
@@ -369,6 +375,7 @@ impl<'r> Race<'r> {
             error: None,
             stopped: None,
             done: false,
+            visits: 1,
         })
     }
 
@@ -407,14 +414,41 @@ impl<'r> Race<'r> {
             self.progress.begin(self.total as u64);
             for i in open {
                 process::check_interrupted()?;
-                self.race_sample(i)?;
+                self.race_sample(i, "racing")?;
             }
         }
     }
 
-    /// One racing sample of row `i`.
-    fn race_sample(&mut self, i: usize) -> Result<()> {
+    /// The last visit: every row whose samples all come from its first round (decided there)
+    /// gets one more sample now, at the run's end. A row's first round takes its samples
+    /// within a second or two; whatever lasts longer than that and changes during the run (a
+    /// neighbour's load, where the scheduler put a remote server's processes) would move the
+    /// rows measured while it lasted and leave the others, and their ranges could not show
+    /// it. With two visits far apart, such a drift widens every row's range alike. Skipped
+    /// once `--max-time` is spent.
+    fn revisit(&mut self) -> Result<()> {
+        if !self.adaptive.revisit || self.budget.exhausted() {
+            return Ok(());
+        }
+        let due: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| {
+                let r = &self.rows[i];
+                r.visits == 1 && r.error.is_none() && !r.samples.is_empty()
+            })
+            .collect();
+        self.total += due.len();
+        self.progress.begin(self.total as u64);
+        for i in due {
+            process::check_interrupted()?;
+            self.race_sample(i, "revisit")?;
+        }
+        Ok(())
+    }
+
+    /// One more sample of row `i` (`phase`: racing, revisit).
+    fn race_sample(&mut self, i: usize, phase: &str) -> Result<()> {
         let r = &mut self.rows[i];
+        r.visits += 1;
         self.progress
             .status(&status(&r.cipher, r.direction, &self.budget));
         let job = Job {
@@ -433,7 +467,7 @@ impl<'r> Race<'r> {
                 }
                 r.samples.push(s);
                 self.progress
-                    .step(&sample_line(&r.cipher, r.direction, "racing", &r.samples));
+                    .step(&sample_line(&r.cipher, r.direction, phase, &r.samples));
             }
             Err(SshError::Fatal(e)) => return Err(e),
             Err(SshError::Failed(why) | SshError::Refused(why)) => {
@@ -868,6 +902,10 @@ mod tests {
         download_share: f64,
         /// Transfers (`cipher:MiB`), `prepare:cipher` and `settle`, in order.
         events: Vec<String>,
+        /// From the first transfer that returns to a cipher measured before (the first racing
+        /// round) on, every transfer takes this many times longer.
+        drift: Option<f64>,
+        drifting: bool,
     }
 
     impl Scripted {
@@ -882,6 +920,8 @@ mod tests {
                 phase: 0,
                 download_share: 1.0,
                 events: Vec::new(),
+                drift: None,
+                drifting: false,
             }
         }
     }
@@ -920,6 +960,13 @@ mod tests {
                 .iter()
                 .find(|(i, _)| *i == self.calls.len())
                 .map_or(1.0, |(_, f)| *f);
+            let returns = self.calls.last().is_some_and(|l| l.0 != job.cipher)
+                && self.calls.iter().any(|c| c.0 == job.cipher);
+            self.drifting |= returns;
+            let disturbed = match self.drift {
+                Some(f) if self.drifting => disturbed * f,
+                _ => disturbed,
+            };
             self.calls.push((job.cipher.to_string(), job.bytes));
             self.events
                 .push(format!("{}:{}", job.cipher, job.bytes / MIB));
@@ -932,6 +979,7 @@ mod tests {
                 server_cpu_s: None,
                 server_busy_s: None,
                 server_quota_cores: None,
+                placement: None,
             })
         }
     }
@@ -956,6 +1004,8 @@ mod tests {
             min_bytes: 4 * MIB,
             max_samples: 5,
             race: true,
+            // The first round and racing, tested apart from the last visit (its own test).
+            revisit: false,
         }
     }
 
@@ -1219,6 +1269,7 @@ mod tests {
             server_cpu_s: None,
             server_busy_s: None,
             server_quota_cores: None,
+            placement: None,
         };
         let cost = start_cost(&pair(10, 0.15), &pair(20, 0.25)).unwrap();
         assert!((cost - 0.05).abs() < 1e-9);
@@ -1275,6 +1326,59 @@ mod tests {
         );
     }
 
+    /// A row decided in its first round is visited once more at the run's end, after every
+    /// other row: a drift during the run (here every transfer after the first rounds reads
+    /// 20% low) then widens its range too, not only the contenders'.
+    #[test]
+    fn a_row_decided_in_its_first_round_is_visited_again_at_the_end() {
+        let mut ex = Scripted::new(
+            &[("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
+            0.0,
+            0.01,
+        );
+        let a = Adaptive {
+            revisit: true,
+            ..adaptive()
+        };
+        ex.drift = Some(1.25);
+        let rows = run(
+            &mut ex,
+            &plan(&["lead", "slow", "close"]),
+            &a,
+            Context::default(),
+            &Quiet,
+        )
+        .unwrap();
+        let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
+        assert_eq!(slow.samples.len(), 3, "{slow:?}");
+        assert_eq!(slow.stopped.as_deref(), Some("decided"));
+        // Its last sample is the run's last transfer, after the contenders' racing.
+        assert_eq!(ex.calls.last().map(|c| c.0.as_str()), Some("slow"));
+        let spread = stats::relative_spread(&slow.samples).unwrap();
+        assert!(
+            spread > 0.15,
+            "the drift shows in its range: {:?}",
+            slow.samples
+        );
+        // Rows sampled in several visits already are not visited again: they get as many
+        // samples as without the revisit.
+        let mut same = Scripted::new(
+            &[("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
+            0.0,
+            0.01,
+        );
+        same.drift = Some(1.25);
+        let without = run_it(&mut same, &plan(&["lead", "slow", "close"]));
+        for (a, b) in rows
+            .iter()
+            .zip(&without)
+            .filter(|(a, _)| a.cipher != "slow")
+        {
+            assert!(a.samples.len() >= 3, "{a:?}");
+            assert_eq!(a.samples.len(), b.samples.len(), "{}", a.cipher);
+        }
+    }
+
     /// Below the leader, a row whose two samples differ by more than the run's median noise
     /// but within what its noise explains (the upper decile, at least 10%) is decided; one
     /// beyond that gets another sample.
@@ -1295,11 +1399,13 @@ mod tests {
                     server_cpu_s: None,
                     server_busy_s: None,
                     server_quota_cores: None,
+                    placement: None,
                 })
                 .collect(),
             error: None,
             stopped: None,
             done: false,
+            visits: 1,
         };
         let mut rows = vec![
             row("lead", &[400.0, 410.0]),
@@ -1335,6 +1441,7 @@ mod tests {
             error: None,
             stopped: None,
             done: false,
+            visits: 1,
         };
         let mut noise = Noise::default();
         noise.record(0.10);

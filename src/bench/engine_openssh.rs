@@ -86,6 +86,10 @@ impl Executor for OpenSshEngine {
     fn settle(&mut self) {
         self.exec.settle()
     }
+
+    fn placement(&self) -> Option<super::placement::Placement> {
+        self.exec.placement()
+    }
 }
 
 impl Engine for OpenSshEngine {

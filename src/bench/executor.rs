@@ -28,6 +28,8 @@ pub struct Sample {
     /// Whole-server busy CPU seconds (all cores, all processes).
     pub server_busy_s: Option<f64>,
     pub server_quota_cores: Option<f64>,
+    /// Where the sample's processes ran and the machine's other load (OpenSSH engine).
+    pub placement: Option<super::placement::SamplePlacement>,
 }
 
 impl Sample {
@@ -61,6 +63,10 @@ pub trait Executor {
     /// Waits until whatever `prepare` started is done, so that no login shares the CPU with
     /// the timed sample that follows.
     fn settle(&mut self) {}
+    /// How the run placed the two ends on the CPUs (`placement::plan`), once it knows.
+    fn placement(&self) -> Option<super::placement::Placement> {
+        None
+    }
 }
 
 /// What an engine learned when it logged in once, before any timed transfer.

@@ -17,6 +17,7 @@ pub mod native;
 pub mod openssh;
 pub mod options;
 pub mod path;
+pub mod placement;
 pub mod progress;
 pub mod ranking;
 pub mod run;

@@ -227,6 +227,9 @@ pub struct Settings {
     /// The cap `--max-time` put on the run, seconds; null without one.
     #[serde(default)]
     pub max_time_s: Option<f64>,
+    /// Per engine, how the run placed the two ends on the CPUs (absent in older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<super::placement::Placement>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -327,6 +330,10 @@ pub struct ResultRow {
     /// got every sample it was due.
     #[serde(default)]
     pub stopped: Option<String>,
+    /// Where each timed sample's processes ran, in the order of `samples` (OpenSSH engine;
+    /// absent elsewhere and in older reports).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_placement: Vec<super::placement::SamplePlacement>,
 }
 
 /// How much CPU the sending process spent per byte beyond the cipher and MAC themselves.
@@ -389,6 +396,7 @@ impl ResultRow {
             error: Some(error),
             sample_seconds: Vec::new(),
             stopped: None,
+            sample_placement: Vec::new(),
         }
     }
 }

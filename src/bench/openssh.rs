@@ -3,6 +3,7 @@
 
 use super::executor::{Executor, Job, Sample};
 use super::model::Direction;
+use super::placement::{self, Pin, Placement, Watch, Watched};
 use super::transfer::{self, DataPipe, Step};
 use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
 use crate::remote;
@@ -31,6 +32,13 @@ pub struct OpenSsh {
     sessions: Vec<Session>,
     /// The (cipher, MAC) pairs a session has been opened for, so one opened again is warmed.
     opened: Vec<(String, Option<String>)>,
+    /// The server runs on this machine (same kernel boot id): its session process can be
+    /// watched and pinned.
+    local_server: bool,
+    /// The two CPUs the ends are held to, when the server is this machine.
+    pin: Option<Pin>,
+    /// What `pin` says in the report, once the preflight knows.
+    placement: Option<Placement>,
 }
 
 impl OpenSsh {
@@ -46,6 +54,9 @@ impl OpenSsh {
             reuse: false,
             sessions: Vec::new(),
             opened: Vec::new(),
+            local_server: false,
+            pin: None,
+            placement: None,
         }
     }
 
@@ -56,7 +67,17 @@ impl OpenSsh {
 
     /// Logs in once with default algorithms: any failure here is fatal for the whole run and
     /// is reported in one line. Returns the `SSHTUNE-INFO` facts about the server.
-    pub fn preflight(&self) -> anyhow::Result<remote::Info> {
+    pub fn preflight(&mut self) -> anyhow::Result<remote::Info> {
+        let info = self.log_in_once()?;
+        let same_boot = remote::same_boot(&info);
+        self.local_server = same_boot == Some(true);
+        let (pin, placement) = placement::plan(self.engine(), same_boot);
+        self.pin = pin;
+        self.placement = Some(placement);
+        Ok(info)
+    }
+
+    fn log_in_once(&self) -> anyhow::Result<remote::Info> {
         let mut cmd = self.command(None, None, &remote::preflight_script());
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -136,6 +157,10 @@ impl Executor for OpenSsh {
     /// watchdog is disarmed (it waits idle for its turn, which may be longer than a login may
     /// take). A session that ended instead is left as it is: its first transfer reads the end
     /// and reports why, as any failed login does.
+    fn placement(&self) -> Option<Placement> {
+        self.placement.clone()
+    }
+
     fn settle(&mut self) {
         for s in self.sessions.iter_mut().filter(|s| s.logging_in) {
             s.logging_in = false;
@@ -154,6 +179,8 @@ impl Executor for OpenSsh {
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
         process::check_interrupted()?;
+        // This thread feeds and drains ssh: it runs beside ssh, on the client's CPU.
+        let _feeder = self.pin.as_ref().map(Pin::feeder);
         if self.reuse {
             return self.transfer_in_session(job);
         }
@@ -196,9 +223,12 @@ impl OpenSsh {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
+        let pid = child.id();
+        if let Some(pin) = &self.pin {
+            pin.client_process(pid);
+        }
         process::widen_pipes(child.child_mut());
         let stderr = drain_stderr(child.child_mut());
-        let pid = child.id();
         let pipe = ChildPipe {
             out: BufReader::with_capacity(
                 256 * 1024,
@@ -210,6 +240,9 @@ impl OpenSsh {
             watchdog: Some(Watchdog::arm(pid, READY_TIMEOUT)),
             stalled: false,
             framed,
+            local_server: self.local_server,
+            pin: self.pin.clone(),
+            session: None,
         };
         Ok(Session {
             cipher: job.cipher.to_string(),
@@ -342,6 +375,11 @@ struct ChildPipe {
     stalled: bool,
     /// Carries many transfers (`remote::session_script`).
     framed: bool,
+    local_server: bool,
+    pin: Option<Pin>,
+    /// The server's session process and its children, once a READY named it (pinned then,
+    /// with `pin`): found once per connection, later children inherit the pin.
+    session: Option<(u32, Vec<u32>)>,
 }
 
 impl DataPipe for ChildPipe {
@@ -402,6 +440,24 @@ impl DataPipe for ChildPipe {
 
     fn framed(&self) -> bool {
         self.framed
+    }
+
+    fn watch(&mut self, server_pid: Option<u32>) -> Option<Watch> {
+        let sshd = server_pid.filter(|&p| self.local_server && placement::is_local_session(p));
+        if let Some(p) = sshd {
+            if self.session.as_ref().map(|s| s.0) != Some(p) {
+                let children = match &self.pin {
+                    Some(pin) => pin.server_session(p),
+                    None => placement::session_children(p),
+                };
+                self.session = Some((p, children));
+            }
+        }
+        Some(Watch::start(Watched {
+            ssh: self.pid,
+            sshd,
+            session: self.session.as_ref().map_or_else(Vec::new, |s| s.1.clone()),
+        }))
     }
 }
 

@@ -246,6 +246,12 @@ pub fn summarise(
         error: None,
         sample_seconds: samples.iter().map(|s| s.seconds).collect(),
         stopped: None,
+        // All or nothing, so that the n-th entry is the n-th sample's.
+        sample_placement: samples
+            .iter()
+            .map(|s| s.placement.clone())
+            .collect::<Option<Vec<_>>>()
+            .unwrap_or_default(),
     }
 }
 
@@ -279,6 +285,7 @@ mod tests {
                 server_cpu_s: Some(0.0),
                 server_busy_s: None,
                 server_quota_cores: None,
+                placement: None,
             })
         }
     }

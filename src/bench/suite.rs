@@ -57,6 +57,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let mut ceiling: Option<model::Ceiling> = opts.ceiling.as_ref().map(step::user);
     let mut results: Vec<ResultRow> = Vec::new();
     let mut windows: Vec<(EngineKind, Option<u64>)> = Vec::new();
+    let mut placement = Vec::new();
     for &kind in &opts.engines {
         // Each engine's server (embedded or not) lives only for its own loop.
         let mut engine = open(kind, opts)?;
@@ -97,6 +98,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         };
         results.extend(rows);
         windows.push((kind, engine.window()));
+        placement.extend(engine.placement());
         for w in &facts.warnings {
             if !warnings.contains(w) {
                 warnings.push(w.clone());
@@ -139,7 +141,10 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             cpu_quota_cores: client_quota,
         },
         server: facts.server,
-        settings: settings(opts),
+        settings: Settings {
+            placement,
+            ..settings(opts)
+        },
         ceiling,
         ranking: super::ranking::rank(&results),
         results,
@@ -239,6 +244,7 @@ fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Opt
         min_bytes: window.map_or(0, |w| 4 * w),
         max_samples: opts.repeat.max(2) + 2,
         race: true,
+        revisit: true,
     })
 }
 
@@ -290,6 +296,7 @@ pub fn settings(opts: &Options) -> Settings {
             .into(),
         ),
         max_time_s: opts.max_time_s,
+        placement: Vec::new(),
     }
 }
 

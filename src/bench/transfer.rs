@@ -5,6 +5,7 @@
 
 use super::executor::{Job, Sample};
 use super::model::Direction;
+use super::placement::Watch;
 use crate::process;
 use crate::remote::{self, Fields, Ready, RemoteCounters, Request};
 use std::time::Instant;
@@ -27,6 +28,11 @@ pub trait DataPipe {
     }
     /// Called once READY has arrived (e.g. to stop a login watchdog).
     fn on_ready(&mut self) {}
+    /// Starts watching where the transfer's processes run, given the server's session process
+    /// as its READY line names it; None where the engine does not watch.
+    fn watch(&mut self, _server_pid: Option<u32>) -> Option<Watch> {
+        None
+    }
     /// Whether this pipe carries many transfers (`remote::session_script`): each starts with a
     /// request line, an upload ends after its byte count instead of at the end of input, and
     /// its DONE line carries the sink's status instead of a count.
@@ -62,11 +68,11 @@ pub fn drive<P: DataPipe>(
         pipe.write_all(request.to_string().as_bytes())
             .map_err(Step::Lost)?;
     }
-    let ready = loop {
+    let (ready, server_pid) = loop {
         match pipe.read_line() {
             Ok(Some(l)) => {
                 if let Some(r) = Ready::parse(&l) {
-                    break r;
+                    break (r, server_pid(&l));
                 }
             }
             Ok(None) => return Err(Step::NotReady(None)),
@@ -74,6 +80,27 @@ pub fn drive<P: DataPipe>(
         }
     };
     pipe.on_ready();
+    let watch = pipe.watch(server_pid);
+    let mut sample = timed(pipe, job, payload, &ready)?;
+    sample.placement = watch.map(Watch::finish);
+    Ok(sample)
+}
+
+/// The session process a READY line names (`pid=`).
+fn server_pid(line: &str) -> Option<u32> {
+    match remote::Line::parse(line) {
+        Ok(remote::Line::Ready(f)) => f.get("pid")?.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The timed window of `drive`, from READY to DONE.
+fn timed<P: DataPipe>(
+    pipe: &mut P,
+    job: &Job,
+    payload: &[u8],
+    ready: &Ready,
+) -> Result<Sample, Step<P::Error>> {
     let c0 = Clocks::read(pipe);
     let t0 = Instant::now();
     let (seconds, c1, done) = match job.direction {
@@ -97,7 +124,7 @@ pub fn drive<P: DataPipe>(
                 if done.get("rc") != Some("0") {
                     return Err(Step::Bad(format!("remote sink failed: {done}")));
                 }
-                return Ok(sample(job.bytes, seconds, c1.since(&c0), &ready, &done));
+                return Ok(sample(job.bytes, seconds, c1.since(&c0), ready, &done));
             }
             let counted: Option<u64> = done.get("bytes").and_then(|v| v.parse().ok());
             if counted != Some(job.bytes) {
@@ -129,7 +156,7 @@ pub fn drive<P: DataPipe>(
             (seconds, c1, done)
         }
     };
-    Ok(sample(job.bytes, seconds, c1.since(&c0), &ready, &done))
+    Ok(sample(job.bytes, seconds, c1.since(&c0), ready, &done))
 }
 
 /// The client's CPU clocks at one end of the timed window: all of it, and its user part.
@@ -194,6 +221,7 @@ fn sample(
         server_cpu_s: delta(ready.counters.proc_ticks, after.proc_ticks),
         server_busy_s: delta(ready.counters.busy_ticks, after.busy_ticks),
         server_quota_cores: ready.quota_cores,
+        placement: None,
     }
 }
 

@@ -27,6 +27,7 @@ pub fn explain(report: &BenchReport) -> String {
         }
         row(&mut out, report, r);
     }
+    out.push_str(&super::placement::explain(report));
     out
 }
 

@@ -35,6 +35,7 @@ pub(crate) fn how(report: &BenchReport, unit: RateUnit) -> Vec<String> {
             out.push("Raw-TCP ceiling: not measured, so no row can be called network-bound.".into())
         }
     }
+    out.extend(super::placement::line(report));
     out
 }
 

@@ -19,6 +19,7 @@ pub mod machine;
 mod markdown;
 pub mod outputs;
 pub mod pipeline;
+pub mod placement;
 pub mod probe;
 pub mod ranking;
 pub mod rate_unit;
