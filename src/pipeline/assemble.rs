@@ -104,9 +104,9 @@ fn above_ceiling(rows: &[Row], ceilings: &[StageCeiling]) -> Vec<String> {
     for row in rows {
         let ssh = ceilings
             .iter()
-            .find(|c| c.stage == Stage::Ssh.as_str() && c.cipher.as_ref() == Some(&row.cipher))
+            .find(|c| c.stage == Stage::Ssh && c.cipher.as_ref() == Some(&row.cipher))
             .and_then(|c| c.median_mib_s);
-        if row.variant != Variant::WholeFile.as_str() {
+        if row.variant != Variant::WholeFile {
             continue;
         }
         if let (Some(m), Some(c)) = (row.median_mib_s, ssh) {

@@ -48,7 +48,7 @@ impl Ceilings {
         s.shared.set_phase(Some("ceiling:disk".into()));
         self.rows.push(if mib == 0 {
             stages::failed(
-                Stage::Disk.as_str(),
+                Stage::Disk,
                 None,
                 "too little free space for a write test".into(),
             )

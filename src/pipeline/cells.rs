@@ -113,7 +113,7 @@ impl Cells<'_> {
         let s = self.s;
         let mut row = Row {
             cipher: cipher.to_string(),
-            variant: variant.as_str().into(),
+            variant,
             rsync_flags: variant.flags().iter().map(|s| s.to_string()).collect(),
             bytes: s.dataset.bytes,
             samples: Vec::new(),

@@ -132,7 +132,7 @@ pub struct LuksSetting {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct AloneStage {
-    pub stage: String,
+    pub stage: Stage,
     pub cipher: Option<String>,
     /// What the stage moved, when it is not the dataset once (ssh alone repeats the dataset
     /// until its window is long enough to time). Absent in files written before.
@@ -269,8 +269,8 @@ impl std::fmt::Display for Stage {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StageCeiling {
-    /// `ssh`, `disk` or `rsync-local` (`Stage::as_str`).
-    pub stage: String,
+    /// `ssh`, `disk` or `rsync-local`.
+    pub stage: Stage,
     /// For `ssh`: the cipher.
     pub cipher: Option<String>,
     pub samples: Vec<f64>,
@@ -286,7 +286,7 @@ pub struct StageCeiling {
 pub struct Row {
     pub cipher: String,
     /// `whole-file`, `delta`, `delta-md5`, `compress`.
-    pub variant: String,
+    pub variant: Variant,
     /// The exact rsync options that differ between variants.
     pub rsync_flags: Vec<String>,
     /// Dataset bytes per run (the sync's payload, not the wire bytes).
@@ -326,7 +326,7 @@ pub struct CpuShare {
 pub struct Verdict {
     /// The row the verdict is about (the fastest measured one).
     pub cipher: Option<String>,
-    pub variant: Option<String>,
+    pub variant: Option<Variant>,
     pub end_to_end_mib_s: Option<f64>,
     /// `ssh`, `disk`, `rsync`, `dm-crypt`, `client-cpu`, `server-cpu` or `unclear`.
     pub bound_by: String,

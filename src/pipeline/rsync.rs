@@ -49,6 +49,12 @@ impl Variant {
     }
 }
 
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// Quotes one word for rsync's `-e` splitter (which honours single quotes like a shell).
 pub fn quote(word: &str) -> String {
     if !word.is_empty()

@@ -14,18 +14,18 @@ use std::path::Path;
 use std::process::Command;
 
 const MIB: f64 = 1024.0 * 1024.0;
-const SSH: &str = Stage::Ssh.as_str();
-const DISK: &str = Stage::Disk.as_str();
-const RSYNC_LOCAL: &str = Stage::RsyncLocal.as_str();
+const SSH: Stage = Stage::Ssh;
+const DISK: Stage = Stage::Disk;
+const RSYNC_LOCAL: Stage = Stage::RsyncLocal;
 
 pub fn ceiling(
-    stage: &str,
+    stage: Stage,
     cipher: Option<&str>,
     samples: Vec<f64>,
     method: String,
 ) -> StageCeiling {
     StageCeiling {
-        stage: stage.into(),
+        stage,
         cipher: cipher.map(String::from),
         median_mib_s: stats::median(&samples),
         min_mib_s: stats::min(&samples),
@@ -36,9 +36,9 @@ pub fn ceiling(
     }
 }
 
-pub fn failed(stage: &str, cipher: Option<&str>, error: String) -> StageCeiling {
+pub fn failed(stage: Stage, cipher: Option<&str>, error: String) -> StageCeiling {
     StageCeiling {
-        stage: stage.into(),
+        stage,
         cipher: cipher.map(String::from),
         samples: Vec::new(),
         median_mib_s: None,

@@ -26,13 +26,13 @@ pub struct Input<'a> {
 
 fn median(rows: &[Row], cipher: &str, variant: Variant) -> Option<f64> {
     rows.iter()
-        .find(|r| r.cipher == cipher && r.variant == variant.as_str())
+        .find(|r| r.cipher == cipher && r.variant == variant)
         .and_then(|r| r.median_mib_s)
 }
 
 fn ceiling(c: &[StageCeiling], stage: Stage, cipher: Option<&str>) -> Option<f64> {
     c.iter()
-        .find(|s| s.stage == stage.as_str() && (cipher.is_none() || s.cipher.as_deref() == cipher))
+        .find(|s| s.stage == stage && (cipher.is_none() || s.cipher.as_deref() == cipher))
         .and_then(|s| s.median_mib_s)
 }
 
@@ -109,7 +109,7 @@ pub fn decide(i: &Input) -> Verdict {
 /// whole-file row, else the first measured one.
 fn baseline<'a>(i: &Input<'a>) -> Option<&'a Row> {
     let measured = |r: &&Row| r.median_mib_s.is_some();
-    let whole = |r: &&Row| r.variant == Variant::WholeFile.as_str();
+    let whole = |r: &&Row| r.variant == Variant::WholeFile;
     i.rows
         .iter()
         .filter(whole)
@@ -264,7 +264,7 @@ fn cipher_suggestions(i: &Input, base: &Row) -> Vec<Suggestion> {
     let e = base.median_mib_s.unwrap_or(0.0);
     i.rows
         .iter()
-        .filter(|r| r.variant == Variant::WholeFile.as_str() && r.cipher != base.cipher)
+        .filter(|r| r.variant == Variant::WholeFile && r.cipher != base.cipher)
         .filter_map(|r| {
             let m = r.median_mib_s.filter(|m| *m > e * 1.05)?;
             Some(suggestion(
@@ -441,7 +441,8 @@ mod tests {
     fn row(cipher: &str, variant: &str, m: f64, cpu: &[(&str, &str, f64)]) -> Row {
         Row {
             cipher: cipher.into(),
-            variant: variant.into(),
+            variant: serde_json::from_value(serde_json::Value::from(variant))
+                .expect("a report word"),
             rsync_flags: vec![],
             bytes: 1,
             samples: vec![m],
@@ -464,6 +465,7 @@ mod tests {
     }
 
     fn ceil(stage: &str, cipher: Option<&str>, m: f64) -> StageCeiling {
+        let stage = serde_json::from_value(serde_json::Value::from(stage)).expect("a stage");
         super::super::stages::ceiling(stage, cipher, vec![m], String::new())
     }
 

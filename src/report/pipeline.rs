@@ -1,7 +1,7 @@
 //! Presentation of a pipeline report: table, JSON, CSV, Markdown. Nothing is computed here
 //! that the report does not already hold.
 
-use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, StageCeiling};
+use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, Stage, StageCeiling};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// Columns of the CPU breakdown: (header, side, groups summed).
@@ -47,13 +47,13 @@ fn ssh_for<'a>(report: &'a PipelineReport, cipher: &str) -> Option<&'a StageCeil
     report
         .ceilings
         .iter()
-        .find(|c| c.stage == "ssh" && c.cipher.as_deref() == Some(cipher))
+        .find(|c| c.stage == Stage::Ssh && c.cipher.as_deref() == Some(cipher))
 }
 
 fn cells(report: &PipelineReport, r: &Row) -> Vec<String> {
     let mut v = vec![
         r.cipher.clone(),
-        r.variant.clone(),
+        r.variant.to_string(),
         rate(r),
         ceiling_cell(ssh_for(report, &r.cipher)),
     ];
@@ -80,7 +80,7 @@ fn summary(report: &PipelineReport) -> Vec<String> {
         report.dataset.bytes as f64 / 1048576.0,
         report.dataset.files
     )];
-    for c in report.ceilings.iter().filter(|c| c.stage != "ssh") {
+    for c in report.ceilings.iter().filter(|c| c.stage != Stage::Ssh) {
         out.push(format!(
             "Stage ceiling {}: {} MiB/s — {}",
             c.stage,
@@ -110,7 +110,7 @@ fn summary(report: &PipelineReport) -> Vec<String> {
     out.push(format!(
         "Verdict ({} {}, {} MiB/s): bound by {} — {}",
         v.cipher.as_deref().unwrap_or("-"),
-        v.variant.as_deref().unwrap_or("-"),
+        v.variant.map_or("-", |v| v.as_str()),
         v.end_to_end_mib_s.map_or("?".into(), |m| format!("{m:.1}")),
         v.bound_by,
         v.reason
@@ -208,7 +208,7 @@ pub(crate) fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<
             vec![
                 match &a.cipher {
                     Some(c) => format!("{} {c}", a.stage),
-                    None => a.stage.clone(),
+                    None => a.stage.to_string(),
                 },
                 a.error
                     .clone()
@@ -457,7 +457,7 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
 fn csv_record(r: &Row, ssh_only: Option<f64>, groups: &[String]) -> Vec<String> {
     let mut rec = vec![
         r.cipher.clone(),
-        r.variant.clone(),
+        r.variant.to_string(),
         r.bytes.to_string(),
         r.samples
             .iter()

@@ -203,7 +203,7 @@ mod tests {
             setting: setting.into(),
             row: Row {
                 cipher: cipher.into(),
-                variant: "whole-file".into(),
+                variant: crate::pipeline::rsync::Variant::WholeFile,
                 rsync_flags: Vec::new(),
                 bytes: 8 << 20,
                 samples: vec![mib_s * 0.95, mib_s, mib_s * 1.05],

@@ -50,7 +50,7 @@ fn cell(s: &Setup, agent: &mut Agent, cipher: &str, dest: &str, tag: &str) -> Re
     );
     let mut row = Row {
         cipher: cipher.to_string(),
-        variant: variant.as_str().into(),
+        variant,
         rsync_flags: variant.flags().iter().map(|s| s.to_string()).collect(),
         bytes: s.dataset.bytes,
         samples: Vec::new(),

@@ -204,7 +204,7 @@ mod tests {
             interval(Side::Server, "luks-pass:x", 100.0, 1.0),
         ];
         let mut alone = vec![AloneStage {
-            stage: "ssh".into(),
+            stage: crate::pipeline::model::Stage::Ssh,
             cipher: Some("a".into()),
             bytes: Some(10 << 20),
             mib_s: Some(5.0),

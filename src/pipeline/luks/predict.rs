@@ -5,7 +5,7 @@
 //! cost divided by the cores is the limit. Pure: used to check the model against the cells
 //! measured, to trim settings before the end-to-end runs, and to rank trimmed ones.
 
-use crate::pipeline::model::{AloneStage, LuksSetting};
+use crate::pipeline::model::{AloneStage, LuksSetting, Stage};
 
 /// A setting predicted within this share of the reference's best cell cannot change the
 /// result beyond the noise of one run; one predicted that much slower cannot be the best.
@@ -17,8 +17,8 @@ pub const TRIM_MARGIN: f64 = 0.05;
 pub fn cell(alone: &[AloneStage], cipher: &str, setting: &LuksSetting, cores: f64) -> Option<f64> {
     let ssh = alone
         .iter()
-        .find(|a| a.stage == "ssh" && a.cipher.as_deref() == Some(cipher))?;
-    let rsync = alone.iter().find(|a| a.stage == "rsync-local")?;
+        .find(|a| a.stage == Stage::Ssh && a.cipher.as_deref() == Some(cipher))?;
+    let rsync = alone.iter().find(|a| a.stage == Stage::RsyncLocal)?;
     let stages = [
         (ssh.mib_s?, ssh.cpu_s_per_mib?),
         (rsync.mib_s?, rsync.cpu_s_per_mib?),
@@ -97,7 +97,7 @@ mod tests {
     fn stage(stage: &str, cipher: Option<&str>, r: f64, c: f64) -> AloneStage {
         AloneStage {
             bytes: None,
-            stage: stage.into(),
+            stage: serde_json::from_value(serde_json::Value::from(stage)).expect("a report word"),
             cipher: cipher.map(String::from),
             mib_s: Some(r),
             cpu_s_per_mib: Some(c),

@@ -10,7 +10,8 @@ use super::costs::{self, costs, free_cores};
 use super::{advice, copy, predict, settings};
 use crate::bench::stats;
 use crate::pipeline::model::{
-    AloneStage, LuksCell, LuksSection, LuksSetting, LuksTiming, Row, StageCeiling, StorageInfo,
+    AloneStage, LuksCell, LuksSection, LuksSetting, LuksTiming, Row, Stage, StageCeiling,
+    StorageInfo,
 };
 use crate::pipeline::options::Options;
 use crate::pipeline::recording::{self, Interval};
@@ -156,7 +157,7 @@ fn rsync_local(s: &Setup) -> Result<AloneStage> {
     s.shared.set_phase(Some("between".into()));
     Ok(AloneStage {
         bytes: None,
-        stage: "rsync-local".into(),
+        stage: Stage::RsyncLocal,
         cipher: None,
         mib_s: r.median_mib_s,
         cpu_s_per_mib: None,
@@ -743,7 +744,7 @@ fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<AloneStag
             .or(Some(format!("ssh exited with {status}")));
     }
     Ok(AloneStage {
-        stage: "ssh".into(),
+        stage: Stage::Ssh,
         cipher: Some(cipher.into()),
         bytes: Some(sent),
         mib_s: error
@@ -917,23 +918,23 @@ fn cell(
     (cores, free): (f64, f64),
     same: bool,
 ) -> LuksCell {
-    let ceiling = |stage: &str, cipher: Option<&str>, v: Option<f64>, how: &str| -> StageCeiling {
+    let ceiling = |stage: Stage, cipher: Option<&str>, v: Option<f64>, how: &str| -> StageCeiling {
         stages::ceiling(stage, cipher, v.into_iter().collect(), how.into())
     };
     let ssh = alone
         .iter()
-        .find(|a| a.stage == "ssh" && a.cipher.as_deref() == Some(row.cipher.as_str()));
-    let rsync = alone.iter().find(|a| a.stage == "rsync-local");
+        .find(|a| a.stage == Stage::Ssh && a.cipher.as_deref() == Some(row.cipher.as_str()));
+    let rsync = alone.iter().find(|a| a.stage == Stage::RsyncLocal);
     let ceilings = vec![
         ceiling(
-            "ssh",
+            Stage::Ssh,
             Some(&row.cipher),
             ssh.and_then(|a| a.mib_s),
             "ssh alone",
         ),
-        ceiling("disk", None, st.dm_crypt_mib_s, "dm-crypt pass"),
+        ceiling(Stage::Disk, None, st.dm_crypt_mib_s, "dm-crypt pass"),
         ceiling(
-            "rsync-local",
+            Stage::RsyncLocal,
             None,
             rsync.and_then(|a| a.mib_s),
             "rsync-local",
@@ -984,7 +985,7 @@ mod tests {
     fn row(cipher: &str) -> Row {
         Row {
             cipher: cipher.into(),
-            variant: "whole-file".into(),
+            variant: crate::pipeline::rsync::Variant::WholeFile,
             rsync_flags: Vec::new(),
             bytes: 1,
             samples: vec![1.0],

@@ -79,7 +79,7 @@ pub fn rows(r: &Loaded) -> Vec<(Vec<String>, Option<Figure>)> {
             .iter()
             .map(|x| {
                 (
-                    vec![x.cipher.clone(), x.variant.clone()],
+                    vec![x.cipher.clone(), x.variant.to_string()],
                     Figure::from_samples(&x.samples).filter(|_| x.error.is_none()),
                 )
             })

@@ -60,7 +60,7 @@ pub fn pipeline(report: &PipelineReport) -> String {
                 value: c.median_mib_s?,
                 label: match &c.cipher {
                     Some(ci) => format!("{} {ci}", c.stage),
-                    None => c.stage.clone(),
+                    None => c.stage.to_string(),
                 },
             })
         })
@@ -129,7 +129,7 @@ fn verdict_and_how(report: &PipelineReport) -> String {
         "<h2>Verdict</h2>\n<p><b>Bound by {}</b> ({} {}, {} MiB/s): {}</p>\n",
         esc(&v.bound_by),
         esc(v.cipher.as_deref().unwrap_or("-")),
-        esc(v.variant.as_deref().unwrap_or("-")),
+        esc(v.variant.map_or("-", |v| v.as_str())),
         v.end_to_end_mib_s.map_or("?".into(), |m| format!("{m:.1}")),
         esc(&v.reason)
     ));
