@@ -3,8 +3,7 @@
 //!
 //! With AES instructions (x86 `aes` + `pclmulqdq`, ARMv8 `aes` + `pmull`) ring's AES-GCM seals
 //! packets faster than libcrypto. Without them ring falls back to portable constant-time code
-//! for both AES and GHASH, several times slower than libcrypto's vector-permute AES and table
-//! GHASH (docs/boards.md), so the AES-GCM ciphers' backend follows this fact
+//! for both AES and GHASH, slower than libcrypto's software AES-GCM (docs/boards.md), so the AES-GCM ciphers' backend follows this fact
 //! ([`CipherSpec::default_backend`](crate::CipherSpec::default_backend)).
 //!
 //! The running CPU is read with `std::arch`'s feature detection (the same CPUID / auxiliary

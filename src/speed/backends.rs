@@ -38,7 +38,7 @@ pub fn explain(cpu: AesHardware, features: &str) -> BackendChoice {
                     "ring's AES-GCM outruns libcrypto's with those instructions"
                 }
                 (AesHardware::Absent, Backend::Openssl) => {
-                    "libcrypto's vector-permute AES and table GHASH outrun ring's portable code"
+                    "libcrypto's software AES-GCM outruns ring's portable constant-time code"
                 }
                 _ => "the faster backend measured for such CPUs",
             };
