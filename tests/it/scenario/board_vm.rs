@@ -345,8 +345,8 @@ fn vm_board_without_aes_flips_the_order() {
 
 /// The legacy ciphers measured by the native pair on the board: graded below ok, never in
 /// `config`'s line, and each set against chacha20-poly1305 in the report.
-fn legacy_rows(report: &BenchReport, text: &str, config: &str) {
-    eprintln!("{text}");
+fn legacy_rows(report: &BenchReport, explain: &str, config: &str) {
+    eprintln!("{explain}\n{}", report.warnings.join("\n"));
     for c in [ARCFOUR, BLOWFISH, TDES] {
         let r = row(report, c, sshtune::bench::model::Direction::Upload);
         assert!(r.error.is_none() && r.median_mib_s.is_some(), "{r:#?}");
@@ -364,7 +364,6 @@ fn legacy_rows(report: &BenchReport, text: &str, config: &str) {
             "{:#?}",
             report.warnings
         );
-        assert!(text.contains(&gain), "{text}");
     }
     let line = ciphers_line(config);
     for c in [ARCFOUR, BLOWFISH, TDES] {
