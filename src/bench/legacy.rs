@@ -16,8 +16,8 @@ fn recommended(r: &ResultRow) -> bool {
 }
 
 /// One line per measured legacy row that has a measured recommended row beside it:
-/// `arcfour (legacy, broken: never recommended) would move 1.40× chacha20-poly1305@openssh.com,
-/// the fastest recommended cipher (native upload: 30.1 against 21.5 MiB/s)`.
+/// `arcfour (legacy, broken: never recommended) would move R× chacha20-poly1305@openssh.com,
+/// the fastest recommended cipher (native upload: A against B MiB/s)`.
 pub fn gains(results: &[ResultRow]) -> Vec<String> {
     let mut out = Vec::new();
     for r in results.iter().filter(|r| legacy(r)) {
