@@ -2,14 +2,16 @@
 //!
 //! Two backends exist because neither is fastest everywhere (ring's AES-GCM beats libcrypto,
 //! libcrypto's ChaCha20 and 3DES beat the pure-Rust crates) and because a static build for a
-//! board without a usable libcrypto needs the pure-Rust one. The per-cipher default lives in
-//! the catalog; callers may override it.
+//! board without a usable libcrypto needs the pure-Rust one, and which is fastest depends on
+//! whether the CPU has AES instructions ([`AesHardware`](crate::AesHardware)). The per-cipher
+//! default for each case lives in the catalog ([`Preference`]); callers may override it.
 //!
 //! Both variants exist in every build so that reports and command lines mean the same thing
 //! everywhere; without the `openssl` feature the catalog's defaults fall back to `Rust`
 //! ([`Backend::or_available`]) and asking for `Openssl` explicitly is an
 //! [`Error::BackendUnavailable`](crate::Error::BackendUnavailable).
 
+use crate::cpu::AesHardware;
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
@@ -76,5 +78,31 @@ impl FromStr for Backend {
                 "unknown crypto backend {s:?} (use openssl or rust)"
             )),
         }
+    }
+}
+
+/// The backend an algorithm uses unless the caller overrides it, for a CPU with and without
+/// AES instructions: catalog data, chosen by measurement (docs/speed-json.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub struct Preference {
+    pub aes_hardware: Backend,
+    pub aes_software: Backend,
+}
+
+impl Preference {
+    /// The backend on a CPU with or without AES instructions, as this build can run it.
+    pub const fn on(self, cpu: AesHardware) -> Backend {
+        match cpu {
+            AesHardware::Present => self.aes_hardware.or_available(),
+            AesHardware::Absent => self.aes_software.or_available(),
+        }
+    }
+
+    /// Whether the choice depends on the CPU at all.
+    pub const fn depends_on_cpu(self) -> bool {
+        !matches!(
+            (self.aes_hardware, self.aes_software),
+            (Backend::Openssl, Backend::Openssl) | (Backend::Rust, Backend::Rust)
+        )
     }
 }

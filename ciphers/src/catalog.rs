@@ -5,7 +5,8 @@
 //! sshd's default proposal in 6.7 and arcfour/blowfish/cast128 removed entirely in 7.6. Releases
 //! before 3.x are recorded as 2.3 (the earliest SSH-2 release worth distinguishing here).
 
-use crate::backend::Backend;
+use crate::backend::{Backend, Preference};
+use crate::cpu::AesHardware;
 use crate::grade::Grade;
 use crate::version::OpenSshVersion as V;
 use serde::Serialize;
@@ -58,10 +59,10 @@ pub struct CipherSpec {
     /// The same primitive's name for `openssl speed -evp` / `openssl enc`, the reference it is
     /// timed and cross-checked against.
     pub openssl_evp: Option<&'static str>,
-    /// The backend used unless the caller overrides it: the faster one as measured by
-    /// `sshtune speed` on an AES-NI x86-64 (docs/speed-json.md, "default backends"), or
-    /// `Rust` in a build without the `openssl` feature.
-    pub default_backend: Backend,
+    /// The backend used unless the caller overrides it, with and without AES instructions:
+    /// the faster one as measured by `sshtune speed` (docs/speed-json.md, "default
+    /// backends"). Read it through [`default_backend`](Self::default_backend).
+    pub backends: Preference,
 }
 
 /// The primitive beneath an SSH cipher name.
@@ -97,6 +98,12 @@ impl CipherSpec {
         self.kind == CipherKind::Aead
     }
 
+    /// The backend used unless the caller overrides it, on this CPU (`Rust` in a build
+    /// without the `openssl` feature).
+    pub fn default_backend(&self) -> Backend {
+        self.backends.on(AesHardware::this_cpu())
+    }
+
     /// Whether an sshd of `version` accepts the name in a `Ciphers` line.
     pub fn accepted_by(&self, version: V) -> bool {
         match self.openssh_added {
@@ -118,7 +125,7 @@ macro_rules! cipher {
     ($name:expr, $kind:ident, key $key:expr, iv $iv:expr, block $block:expr, tag $tag:expr,
      $grade:ident, $reason:expr, terrapin $terrapin:expr, legacy $legacy:expr,
      added $added:expr, default_dropped $dropped:expr, removed $removed:expr, dropbear $dropbear:expr,
-     primitive $prim:expr, evp $evp:expr, backend $backend:ident) => {
+     primitive $prim:expr, evp $evp:expr, backend $hw:ident / $sw:ident) => {
         CipherSpec {
             name: $name,
             kind: CipherKind::$kind,
@@ -139,7 +146,10 @@ macro_rules! cipher {
                 $prim
             },
             openssl_evp: $evp,
-            default_backend: Backend::$backend.or_available(),
+            backends: Preference {
+                aes_hardware: Backend::$hw,
+                aes_software: Backend::$sw,
+            },
         }
     };
 }
@@ -149,61 +159,61 @@ pub static CIPHERS: &[CipherSpec] = &[
     cipher!("chacha20-poly1305@openssh.com", Aead, key 64, iv 0, block 8, tag 16, Ok,
         "AEAD; Terrapin-affected unless both sides do strict KEX", terrapin true, legacy false,
         added v(6, 5), default_dropped None, removed None, dropbear true,
-        primitive ChaChaPoly, evp Some("chacha20-poly1305"), backend Openssl),
+        primitive ChaChaPoly, evp Some("chacha20-poly1305"), backend Openssl / Openssl),
     cipher!("aes128-ctr", Ctr, key 16, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
         added v(3, 7), default_dropped None, removed None, dropbear true,
-        primitive Aes, evp Some("aes-128-ctr"), backend Openssl),
+        primitive Aes, evp Some("aes-128-ctr"), backend Openssl / Openssl),
     cipher!("aes192-ctr", Ctr, key 24, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
         added v(3, 7), default_dropped None, removed None, dropbear false,
-        primitive Aes, evp Some("aes-192-ctr"), backend Openssl),
+        primitive Aes, evp Some("aes-192-ctr"), backend Openssl / Openssl),
     cipher!("aes256-ctr", Ctr, key 32, iv 16, block 16, tag 0, Ok,
         "AES in counter mode with a MAC", terrapin false, legacy false,
         added v(3, 7), default_dropped None, removed None, dropbear true,
-        primitive Aes, evp Some("aes-256-ctr"), backend Openssl),
+        primitive Aes, evp Some("aes-256-ctr"), backend Openssl / Openssl),
     cipher!("aes128-gcm@openssh.com", Aead, key 16, iv 12, block 16, tag 16, Ok,
         "AEAD (RFC 5647)", terrapin false, legacy false,
         added v(6, 2), default_dropped None, removed None, dropbear false,
-        primitive AesGcm, evp Some("aes-128-gcm"), backend Rust),
+        primitive AesGcm, evp Some("aes-128-gcm"), backend Rust / Openssl),
     cipher!("aes256-gcm@openssh.com", Aead, key 32, iv 12, block 16, tag 16, Ok,
         "AEAD (RFC 5647)", terrapin false, legacy false,
         added v(6, 2), default_dropped None, removed None, dropbear false,
-        primitive AesGcm, evp Some("aes-256-gcm"), backend Rust),
+        primitive AesGcm, evp Some("aes-256-gcm"), backend Rust / Openssl),
     cipher!("aes128-cbc", Cbc, key 16, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
         added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
-        primitive Aes, evp Some("aes-128-cbc"), backend Openssl),
+        primitive Aes, evp Some("aes-128-cbc"), backend Openssl / Openssl),
     cipher!("aes192-cbc", Cbc, key 24, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
         added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
-        primitive Aes, evp Some("aes-192-cbc"), backend Openssl),
+        primitive Aes, evp Some("aes-192-cbc"), backend Openssl / Openssl),
     cipher!("aes256-cbc", Cbc, key 32, iv 16, block 16, tag 0, Weak, CBC, terrapin true, legacy false,
         added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
-        primitive Aes, evp Some("aes-256-cbc"), backend Openssl),
+        primitive Aes, evp Some("aes-256-cbc"), backend Openssl / Openssl),
     cipher!("3des-cbc", Cbc, key 24, iv 8, block 8, tag 0, Broken,
         "Triple DES: 64-bit block (Sweet32) and CBC mode; very slow", terrapin true, legacy true,
         added v(2, 3), default_dropped v(6, 7), removed None, dropbear false,
-        primitive TripleDes, evp Some("des-ede3-cbc"), backend Openssl),
+        primitive TripleDes, evp Some("des-ede3-cbc"), backend Openssl / Openssl),
     cipher!("blowfish-cbc", Cbc, key 16, iv 8, block 8, tag 0, Weak, BLOCK64, terrapin true, legacy true,
         added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
-        primitive Blowfish, evp Some("bf-cbc"), backend Openssl),
+        primitive Blowfish, evp Some("bf-cbc"), backend Openssl / Openssl),
     cipher!("cast128-cbc", Cbc, key 16, iv 8, block 8, tag 0, Weak, BLOCK64, terrapin true, legacy true,
         added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
-        primitive Cast128, evp Some("cast5-cbc"), backend Openssl),
+        primitive Cast128, evp Some("cast5-cbc"), backend Openssl / Openssl),
     cipher!("arcfour", Stream, key 16, iv 0, block 8, tag 0, Broken,
         "RC4 keystream biases, and no discard of the weak first keystream bytes", terrapin false, legacy true,
         added v(2, 3), default_dropped v(6, 7), removed v(7, 6), dropbear false,
-        primitive Rc4 { discard: 0 }, evp Some("rc4"), backend Openssl),
+        primitive Rc4 { discard: 0 }, evp Some("rc4"), backend Openssl / Openssl),
     cipher!("arcfour128", Stream, key 16, iv 0, block 8, tag 0, Broken, RC4, terrapin false, legacy true,
         added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false,
-        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl),
+        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl / Openssl),
     cipher!("arcfour256", Stream, key 32, iv 0, block 8, tag 0, Broken, RC4, terrapin false, legacy true,
         added v(4, 2), default_dropped v(6, 7), removed v(7, 6), dropbear false,
-        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl),
+        primitive Rc4 { discard: 1536 }, evp Some("rc4"), backend Openssl / Openssl),
     cipher!("none", None, key 0, iv 0, block 8, tag 0, Broken,
         "no encryption and no integrity: anyone on the path reads and alters the data",
         terrapin false, legacy true,
         added None, default_dropped None, removed None, dropbear false,
-        primitive Null, evp None, backend Openssl),
+        primitive Null, evp None, backend Openssl / Openssl),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -220,11 +230,17 @@ pub struct MacSpec {
     pub openssh_added: Option<V>,
     pub openssh_removed: Option<V>,
     pub dropbear: bool,
-    /// The backend used unless the caller overrides it (see `CipherSpec::default_backend`).
-    pub default_backend: Backend,
+    /// The backend used unless the caller overrides it (see `CipherSpec::backends`); the
+    /// same with and without AES instructions today.
+    pub backends: Preference,
 }
 
 impl MacSpec {
+    /// The backend used unless the caller overrides it, on this CPU.
+    pub fn default_backend(&self) -> Backend {
+        self.backends.on(AesHardware::this_cpu())
+    }
+
     /// The digest name `openssl speed -hmac` takes for the same HMAC; `None` for UMAC, which
     /// libcrypto does not implement.
     pub fn openssl_digest(&self) -> Option<&'static str> {
@@ -261,7 +277,10 @@ macro_rules! mac {
             openssh_added: $added,
             openssh_removed: None,
             dropbear: $dropbear,
-            default_backend: Backend::Openssl.or_available(),
+            backends: Preference {
+                aes_hardware: Backend::Openssl,
+                aes_software: Backend::Openssl,
+            },
         }
     };
 }
@@ -356,6 +375,32 @@ mod tests {
                 assert_eq!(g, c.grade.min(m.grade), "{} + {}", c.name, m.name);
             }
         }
+    }
+
+    /// AES-GCM is sealed with ring only where AES and carry-less multiply are instructions;
+    /// every other algorithm keeps one backend whatever the CPU.
+    #[cfg(feature = "openssl")]
+    #[test]
+    fn only_aes_gcm_changes_backend_with_the_cpu() {
+        use crate::{AesHardware, Backend};
+        for c in CIPHERS {
+            let (hw, sw) = (
+                c.backends.on(AesHardware::Present),
+                c.backends.on(AesHardware::Absent),
+            );
+            if c.primitive == Primitive::AesGcm {
+                assert_eq!((hw, sw), (Backend::Rust, Backend::Openssl), "{}", c.name);
+                assert!(c.backends.depends_on_cpu());
+            } else {
+                assert_eq!((hw, sw), (Backend::Openssl, Backend::Openssl), "{}", c.name);
+                assert!(!c.backends.depends_on_cpu());
+            }
+        }
+        assert!(MACS.iter().all(|m| !m.backends.depends_on_cpu()));
+        let cpu = AesHardware::this_cpu();
+        assert!(CIPHERS
+            .iter()
+            .all(|c| c.default_backend() == c.backends.on(cpu)));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod backend;
 pub mod catalog;
+pub mod cpu;
 pub mod error;
 pub mod grade;
 mod imp;
@@ -16,10 +17,11 @@ mod padding;
 pub mod raw;
 pub mod version;
 
-pub use backend::Backend;
+pub use backend::{Backend, Preference};
 pub use catalog::{
     cipher, grade_of, mac, pair_grade, CipherKind, CipherSpec, MacSpec, Primitive, CIPHERS, MACS,
 };
+pub use cpu::AesHardware;
 pub use error::Error;
 pub use grade::Grade;
 pub use packet::{DirectionKeys, Framing, OpeningKey, SealingKey, HEADER_LEN, MAX_PACKET_LEN};

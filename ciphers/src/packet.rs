@@ -153,7 +153,7 @@ impl Direction {
     ) -> Result<Self> {
         let cipher =
             catalog::cipher(keys.cipher).ok_or_else(|| Error::UnknownCipher(keys.cipher.into()))?;
-        let backend = backend_override.unwrap_or(cipher.default_backend);
+        let backend = backend_override.unwrap_or_else(|| cipher.default_backend());
         let key = take("encryption", cipher.name, keys.key, cipher.key_len)?;
         let iv = take("IV", cipher.name, keys.iv, cipher.iv_len)?;
         let block_len = cipher.block_len.max(8);
@@ -185,7 +185,7 @@ impl Direction {
         let (mac_impl, etm, tag_len) = match mac {
             Some(m) => {
                 let mk = take("integrity", m.name, keys.mac_key, m.key_len)?;
-                let mac_backend = backend_override.unwrap_or(m.default_backend);
+                let mac_backend = backend_override.unwrap_or_else(|| m.default_backend());
                 (Some(imp::mac(m, mac_backend, mk)?), m.etm, m.tag_len)
             }
             None => (None, false, 0),
@@ -232,7 +232,7 @@ pub struct SealingKey {
 }
 
 impl SealingKey {
-    /// `backend: None` uses the cipher's default from the catalog.
+    /// `backend: None` uses the cipher's default from the catalog for this CPU.
     pub fn new(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
         Ok(SealingKey {
             d: Direction::new(keys, backend, true, false)?,
@@ -427,7 +427,7 @@ pub struct OpeningKey {
 }
 
 impl OpeningKey {
-    /// `backend: None` uses the cipher's default from the catalog.
+    /// `backend: None` uses the cipher's default from the catalog for this CPU.
     pub fn new(keys: &DirectionKeys, backend: Option<Backend>) -> Result<Self> {
         Ok(OpeningKey {
             d: Direction::new(keys, backend, false, false)?,

@@ -119,7 +119,7 @@ impl Engine for NativeEngine {
     }
 
     fn preflight(&mut self, opts: &Options) -> Result<Facts> {
-        let info = self.exec.preflight()?;
+        let (info, banner) = self.exec.preflight()?;
         let mut warnings = Vec::new();
         // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
         let embedded = self.embedded.is_some();
@@ -137,7 +137,7 @@ impl Engine for NativeEngine {
             warnings.push(SHARED_CPUS.into());
         }
         let server = ServerInfo {
-            banner: None,
+            banner: Some(banner),
             openssh_version: None,
             strict_kex: Some(true),
             offered_ciphers: self.offered.clone(),

@@ -10,6 +10,7 @@ pub mod cpu_note;
 pub mod engine_native;
 pub mod engine_openssh;
 pub mod executor;
+pub mod legacy;
 pub mod login_kex;
 pub mod model;
 pub mod names;

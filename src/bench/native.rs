@@ -151,8 +151,9 @@ impl Native {
     }
 
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
-    /// openssh preflight script on a shell server): facts about the server.
-    pub fn preflight(&self) -> anyhow::Result<remote::Info> {
+    /// openssh preflight script on a shell server): facts about the server, and the
+    /// identification line it sent (its banner).
+    pub fn preflight(&self) -> anyhow::Result<(remote::Info, String)> {
         let t = self.connect(&self.cfg).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
@@ -164,6 +165,7 @@ impl Native {
             Peer::Sshtune => "stat".to_string(),
             Peer::Shell => remote::preflight_script(),
         };
+        let banner = t.peer_ident().to_string();
         let mut e = Exec::start(t, &cmd, self.cfg.window, self.cfg.packet_size)?;
         let mut text = String::new();
         while let Some(line) = e.read_line()? {
@@ -171,7 +173,7 @@ impl Native {
             text.push('\n');
         }
         e.finish()?;
-        Ok(remote::Info::parse(&text))
+        Ok((remote::Info::parse(&text), banner))
     }
 }
 

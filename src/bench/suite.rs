@@ -129,6 +129,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     warnings.extend(coarse_ticks(&results, facts.tick_cpu, quota));
     warnings.extend(native_only(opts));
+    warnings.extend(super::legacy::gains(&results));
     Ok(BenchReport {
         schema: model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),

@@ -132,12 +132,12 @@ fn reference_for(s: &Subject) -> std::result::Result<Primitive, String> {
 
 fn row_base(s: &Subject, backend: Backend) -> SpeedRow {
     let (kind, grade, default_backend) = match *s {
-        Subject::Cipher(c) => (RowKind::Cipher, c.grade, c.default_backend == backend),
-        Subject::Mac(m) => (RowKind::Mac, m.grade, m.default_backend == backend),
+        Subject::Cipher(c) => (RowKind::Cipher, c.grade, c.default_backend() == backend),
+        Subject::Mac(m) => (RowKind::Mac, m.grade, m.default_backend() == backend),
         Subject::Pair(c, m) => (
             RowKind::Pair,
             ciphers::pair_grade(c, Some(m)),
-            c.default_backend == backend && m.default_backend == backend,
+            c.default_backend() == backend && m.default_backend() == backend,
         ),
     };
     SpeedRow {
@@ -257,6 +257,7 @@ pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
         openssl,
         rows,
         warnings,
+        backend_choice: Some(crate::speed::backends::this_cpu()),
     })
 }
 

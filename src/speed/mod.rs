@@ -3,6 +3,7 @@
 //! Measuring (`measure`, `subject`, `reference`) is kept apart from presenting (`export`):
 //! every format renders the same `SpeedReport`.
 
+pub mod backends;
 pub mod measure;
 pub mod model;
 pub mod overhead;

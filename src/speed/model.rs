@@ -39,6 +39,19 @@ pub struct SpeedReport {
     pub rows: Vec<SpeedRow>,
     /// Things the user should know about the whole run.
     pub warnings: Vec<String>,
+    /// Which backend the native pair uses on this CPU (the `default_backend` rows) and why;
+    /// null in reports written before it existed.
+    #[serde(default)]
+    pub backend_choice: Option<BackendChoice>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct BackendChoice {
+    /// The CPU has AES and carry-less multiply instructions (x86 `aes` + `pclmulqdq`, ARMv8
+    /// `aes` + `pmull`).
+    pub aes_hardware: bool,
+    /// The choice in words, for the footer.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -101,7 +114,8 @@ pub struct SpeedRow {
     /// The weaker grade of the cipher and MAC.
     pub grade: String,
     pub backend: String,
-    /// This backend is the one the catalog picks by default for the cipher (or MAC).
+    /// This backend is the one the catalog picks by default for the cipher (or MAC) on this
+    /// CPU: the one the native client and `sshtune serve` use here.
     pub default_backend: bool,
     /// Measured throughput; absent when the row failed.
     #[serde(flatten)]

@@ -21,7 +21,7 @@ pub const SEAL_CPU_S: f64 = 0.15;
 const SEAL_SAMPLES: u32 = 3;
 
 /// MiB sealed per CPU-second with the backend the transport itself picks (the catalog's
-/// default), in 32 KiB packets with framing, padding and tag, as `sshtune speed` seals them.
+/// default for this CPU), in 32 KiB packets with framing, padding and tag, as `sshtune speed` seals them.
 pub fn seal_mib_per_cpu_s(cipher: &str, mac: Option<&str>) -> Result<f64> {
     let c = ciphers::cipher(cipher).ok_or_else(|| anyhow!("unknown cipher {cipher}"))?;
     let subject = match mac.filter(|_| !c.is_aead()) {
@@ -31,7 +31,7 @@ pub fn seal_mib_per_cpu_s(cipher: &str, mac: Option<&str>) -> Result<f64> {
         ),
         None => Subject::Cipher(c),
     };
-    let mut op = subject.op(c.default_backend)?;
+    let mut op = subject.op(c.default_backend())?;
     let samples = measure::run(&mut op, SEAL_CPU_S / SEAL_SAMPLES as f64, SEAL_SAMPLES)?;
     let rates: Vec<f64> = samples.iter().map(measure::Sample::mib_s).collect();
     crate::bench::stats::median(&rates).ok_or_else(|| anyhow!("no seal sample"))

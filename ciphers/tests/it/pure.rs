@@ -4,14 +4,17 @@
 
 use crate::support::*;
 use ciphers::raw::{RawCipher, RawMac, RawPoly1305};
-use ciphers::{Backend, DirectionKeys, Error, OpeningKey, SealingKey, CIPHERS, MACS};
+use ciphers::{AesHardware, Backend, DirectionKeys, Error, OpeningKey, SealingKey, CIPHERS, MACS};
 
 #[test]
 fn every_default_backend_is_rust() {
     assert_eq!(Backend::AVAILABLE, [Backend::Rust]);
     assert!(!Backend::Openssl.is_available());
-    assert!(CIPHERS.iter().all(|c| c.default_backend == Backend::Rust));
-    assert!(MACS.iter().all(|m| m.default_backend == Backend::Rust));
+    for cpu in [AesHardware::Present, AesHardware::Absent] {
+        assert!(CIPHERS.iter().all(|c| c.backends.on(cpu) == Backend::Rust));
+        assert!(MACS.iter().all(|m| m.backends.on(cpu) == Backend::Rust));
+    }
+    assert!(CIPHERS.iter().all(|c| c.default_backend() == Backend::Rust));
 }
 
 #[test]

@@ -13,7 +13,7 @@ pub(crate) fn what(r: &SpeedRow) -> String {
     }
 }
 
-/// `openssl*`: the star marks the catalog's default backend.
+/// `openssl*`: the star marks the backend the native pair uses on this CPU.
 pub(crate) fn backend_cell(r: &SpeedRow) -> String {
     format!("{}{}", r.backend, if r.default_backend { "*" } else { "" })
 }
@@ -51,12 +51,15 @@ pub(crate) fn ratio_cell(r: &SpeedRow) -> String {
 pub(crate) fn footer(report: &SpeedReport, unit: RateUnit) -> Vec<String> {
     let s = &report.settings;
     let mut out = vec![format!(
-        "{} per CPU-second of one thread: median (min–max) of {} samples of ≥{} s, {} KiB per call; * = default backend.",
+        "{} per CPU-second of one thread: median (min–max) of {} samples of ≥{} s, {} KiB per call; * = the backend the native pair uses on this CPU.",
         unit.label(),
         s.samples,
         s.min_time_s,
         s.packet_bytes / 1024
     )];
+    if let Some(b) = &report.backend_choice {
+        out.push(format!("Backends (*): {}.", b.reason));
+    }
     match (&report.openssl.version, &report.openssl.note) {
         (_, Some(note)) => out.push(format!("Reference: {note}.")),
         (Some(v), None) => out.push(format!(
