@@ -97,7 +97,7 @@ pub fn decide(i: &Input) -> Verdict {
     });
     Verdict {
         cipher: Some(base.cipher.clone()),
-        variant: Some(base.variant.clone()),
+        variant: Some(base.variant),
         end_to_end_mib_s: Some(e),
         bound_by: bound,
         reason,
