@@ -90,12 +90,14 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         };
         step::apply(&mut ctx, ceiling.as_ref());
         let sampling = sampling(opts, pairs, adaptive.is_some(), run_started);
+        let shown = progress();
         let rows = match adaptive {
-            Some(a) => {
-                super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
-            }
-            None => run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?,
+            Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
+            None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
+        for r in &rows {
+            shown.record(&serde_json::json!({ "event": "row", "row": r }));
+        }
         results.extend(rows);
         windows.push((kind, engine.window()));
         placement.extend(engine.placement());
