@@ -104,7 +104,8 @@ impl Command {
 
     /// Whether stdout carries JSON: a failure is then printed there as a JSON object too.
     pub fn prints_json(&mut self) -> bool {
-        self.format_mut().is_some_and(|f| *f == Format::Json)
+        matches!(self, Command::Bench(a) if a.json_stream)
+            || self.format_mut().is_some_and(|f| *f == Format::Json)
     }
 
     /// `-v` of the ssh options, for commands that start ssh.
@@ -385,6 +386,11 @@ pub struct BenchArgs {
     /// Print the evidence behind each verdict (CPU %, quota, ceiling, ratio).
     #[arg(long)]
     pub explain: bool,
+    /// One JSON object per line on stdout as the run goes, as iperf3's --json-stream: each
+    /// sample (`"event": "sample"`), each engine's rows (`"row"`), and the whole report last
+    /// (`"end"`). Files asked with --output are written as usual.
+    #[arg(long, conflicts_with_all = ["format", "explain"])]
+    pub json_stream: bool,
     /// No progress on stderr.
     #[arg(short, long)]
     pub quiet: bool,

@@ -24,6 +24,9 @@ pub trait Progress {
     fn step(&self, line: &str);
     /// The run is over: the bar goes away, the lines stay.
     fn finish(&self);
+    /// One machine-readable event (a sample taken, a row finished) for `--json-stream`; the
+    /// displays for people ignore it.
+    fn record(&self, _event: &serde_json::Value) {}
 }
 
 /// Shows nothing: for tests of the loops and for runs inside another run that reports itself.
@@ -35,6 +38,41 @@ impl Progress for Silent {
     fn note(&self, _: &str) {}
     fn step(&self, _: &str) {}
     fn finish(&self) {}
+}
+
+/// `--json-stream`: every event as one line of JSON on stdout as it happens (as iperf3's
+/// `--json-stream`), beside the display for people it wraps.
+pub struct JsonStream(pub Box<dyn Progress>);
+
+impl Progress for JsonStream {
+    fn begin(&self, total: u64) {
+        self.0.begin(total);
+    }
+    fn status(&self, msg: &str) {
+        self.0.status(msg);
+    }
+    fn note(&self, line: &str) {
+        self.0.note(line);
+    }
+    fn step(&self, line: &str) {
+        self.0.step(line);
+    }
+    fn finish(&self) {
+        self.0.finish();
+    }
+    fn record(&self, event: &serde_json::Value) {
+        emit(event);
+    }
+}
+
+/// Writes one event line on stdout and flushes it, so a reader sees it at once.
+pub fn emit(event: &serde_json::Value) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    // A reader that went away ends the run as `print!` would (see main's closed-pipe rule).
+    if let Err(e) = writeln!(out, "{event}").and_then(|()| out.flush()) {
+        panic!("failed printing to stdout: {e}");
+    }
 }
 
 /// Progress on stderr: an indicatif bar on a terminal, plain lines otherwise.

@@ -364,8 +364,16 @@ impl<'r> Race<'r> {
         // Asked after the first transfer: only a row that got that far is sure to have.
         self.opened_ahead |= asked_late && first.is_ok();
         let (size, samples) = first?;
-        self.progress
-            .step(&sample_line(cipher, direction, "first round", &samples));
+        let pair = (cipher, mac, direction);
+        let engine = self.exec.engine();
+        sampled(
+            self.progress,
+            engine,
+            pair,
+            "first round",
+            &samples,
+            samples.len(),
+        );
         Ok(Row {
             cipher: cipher.to_string(),
             mac: mac.map(String::from),
@@ -466,8 +474,15 @@ impl<'r> Race<'r> {
                     }
                 }
                 r.samples.push(s);
-                self.progress
-                    .step(&sample_line(&r.cipher, r.direction, phase, &r.samples));
+                let pair = (r.cipher.as_str(), r.mac.as_deref(), r.direction);
+                sampled(
+                    self.progress,
+                    self.exec.engine(),
+                    pair,
+                    phase,
+                    &r.samples,
+                    1,
+                );
             }
             Err(SshError::Fatal(e)) => return Err(e),
             Err(SshError::Failed(why) | SshError::Refused(why)) => {
@@ -533,6 +548,32 @@ fn sample_line(cipher: &str, direction: Direction, phase: &str, samples: &[Sampl
         "{cipher} {direction}: {phase}, {median:.1} MiB/s median of {} samples",
         samples.len()
     )
+}
+
+/// A step for the person waiting, and for `--json-stream` one event per sample of the
+/// `new` last ones.
+fn sampled(
+    progress: &dyn Progress,
+    engine: &str,
+    (cipher, mac, direction): (&str, Option<&str>, Direction),
+    phase: &str,
+    samples: &[Sample],
+    new: usize,
+) {
+    progress.step(&sample_line(cipher, direction, phase, samples));
+    for s in &samples[samples.len().saturating_sub(new)..] {
+        progress.record(&serde_json::json!({
+            "event": "sample",
+            "engine": engine,
+            "cipher": cipher,
+            "mac": mac,
+            "direction": direction,
+            "phase": phase,
+            "bytes": s.bytes,
+            "seconds": s.seconds,
+            "mib_s": s.mib_s(),
+        }));
+    }
 }
 
 /// What a row's first transfer starts from (`first_round`).

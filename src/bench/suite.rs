@@ -45,6 +45,13 @@ pub fn open(kind: EngineKind, opts: &Options) -> Result<Box<dyn Engine>> {
     })
 }
 
+/// `--json-stream`'s event for each of an engine's rows.
+fn stream_rows(shown: &dyn Progress, rows: &[ResultRow]) {
+    for r in rows {
+        shown.record(&serde_json::json!({ "event": "row", "row": r }));
+    }
+}
+
 /// Runs every engine in `opts` and returns the report. `progress` gives a fresh progress
 /// display for each engine's loop.
 pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<BenchReport> {
@@ -90,12 +97,12 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         };
         step::apply(&mut ctx, ceiling.as_ref());
         let sampling = sampling(opts, pairs, adaptive.is_some(), run_started);
+        let shown = progress();
         let rows = match adaptive {
-            Some(a) => {
-                super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, progress().as_ref())?
-            }
-            None => run::run(engine.as_mut(), &sampling, ctx, progress().as_ref())?,
+            Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
+            None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
+        stream_rows(shown.as_ref(), &rows);
         results.extend(rows);
         windows.push((kind, engine.window()));
         placement.extend(engine.placement());

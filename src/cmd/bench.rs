@@ -13,8 +13,14 @@ use anyhow::{bail, Result};
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let mut outputs = outputs::plan(&args.out.requests(), args.format)?;
+    if args.json_stream {
+        outputs = outputs.files_only();
+    }
     let report = measure(&args)?;
+    if args.json_stream {
+        progress::emit(&serde_json::json!({ "event": "end", "report": &report }));
+    }
     outputs.write(|f| report::render::bench(&report, f))?;
     // Evidence is prose: it follows a human format on stdout (or is stdout's only text when
     // the files took the report), and goes to stderr beside a machine format so stdout stays
@@ -37,8 +43,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
 pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let opts = options(args);
     super::bench_names::check(&opts)?;
-    let quiet = args.quiet;
-    let mut report = suite::run(&opts, &|| Box::new(progress::Stderr::new(quiet)))?;
+    let (quiet, stream) = (args.quiet, args.json_stream);
+    let mut report = suite::run(&opts, &|| {
+        let shown: Box<dyn progress::Progress> = Box::new(progress::Stderr::new(quiet));
+        if stream {
+            Box::new(progress::JsonStream(shown))
+        } else {
+            shown
+        }
+    })?;
     let said = crate::speed::overhead::annotate(&mut report);
     report.warnings.extend(said);
     Ok(report)

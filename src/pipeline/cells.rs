@@ -111,67 +111,24 @@ impl Cells<'_> {
         refused: &mut Option<String>,
     ) -> Result<Row> {
         let s = self.s;
-        let mut row = Row {
-            cipher: cipher.to_string(),
-            variant,
-            rsync_flags: variant.flags().iter().map(|s| s.to_string()).collect(),
-            bytes: s.dataset.bytes,
-            samples: Vec::new(),
-            flush_s: Vec::new(),
-            median_mib_s: None,
-            min_mib_s: None,
-            max_mib_s: None,
-            wire_bytes: None,
-            literal_bytes: None,
-            cpu: Vec::new(),
-            error: refused.clone(),
-        };
-        let mut wire = Vec::new();
-        let mut literal = Vec::new();
+        let mut copies = Copies::new(s, cipher, variant);
+        copies.row.error = refused.clone();
         for rep in 0..s.opts.repeat {
-            if refused.is_some() {
+            if copies.refused() {
                 break;
             }
             self.prepare(e, variant)?;
             let phase = format!("{}{cipher}/{}#{}", self.tag, variant.as_str(), rep + 1);
-            s.shared.set_phase(Some(phase.clone()));
-            let sender = &s.shared.sender;
-            match rsync::run(&mut self.command(e, variant), &s.end.label, |pid| {
-                sender.store(pid, Ordering::SeqCst)
-            }) {
-                Ok(o) => {
-                    self.populated = true;
-                    // Still in the run's phase: the writeback's CPU (dm-crypt) is the run's.
-                    let flush = self.flush()?;
-                    let secs = o.transfer_s + flush;
-                    let rate = s.dataset.bytes as f64 / MIB / secs.max(1e-6);
-                    (s.say)(&format!(
-                        "{phase}: {rate:.1} MiB/s ({secs:.2} s, of which flush {flush:.2} s)"
-                    ));
-                    row.samples.push(rate);
-                    row.flush_s.push(flush);
-                    wire.extend(o.stats.wire_bytes());
-                    literal.extend(o.stats.literal_data);
-                }
-                Err(RunError::Failed(msg)) => {
-                    (s.say)(&format!("{phase}: {msg}"));
-                    *refused = Some(msg.clone());
-                    row.error = Some(msg);
-                }
-                Err(RunError::Fatal(err)) => {
-                    s.shared.set_phase(None);
-                    return Err(err);
-                }
+            let mut cmd = self.command(e, variant);
+            // Still in the run's phase: the writeback's CPU (dm-crypt) is the run's.
+            if copies.run(phase, &mut cmd, || self.flush())? {
+                self.populated = true;
             }
-            s.shared.sender.store(0, Ordering::SeqCst);
-            s.shared.set_phase(Some("between".into()));
         }
-        row.median_mib_s = stats::median(&row.samples);
-        row.min_mib_s = stats::min(&row.samples);
-        row.max_mib_s = stats::max(&row.samples);
-        row.wire_bytes = median_u64(&wire);
-        row.literal_bytes = median_u64(&literal);
-        Ok(row)
+        if copies.refused() {
+            refused.clone_from(&copies.row.error);
+        }
+        Ok(copies.finish())
     }
 
     /// Puts the destination in the state `variant` is measured from: the data in place for a
@@ -246,6 +203,98 @@ fn fatal(e: RunError) -> anyhow::Error {
     match e {
         RunError::Fatal(e) => e,
         RunError::Failed(m) => anyhow!(m),
+    }
+}
+
+/// One row's `--repeat` timed copies, each added as it ends: its rate over the copy and the
+/// flush after it, the flush's share, the bytes on the wire and the literal data.
+pub(crate) struct Copies<'s, 'a> {
+    s: &'s Setup<'a>,
+    pub row: Row,
+    wire: Vec<u64>,
+    literal: Vec<u64>,
+}
+
+impl<'s, 'a> Copies<'s, 'a> {
+    pub fn new(s: &'s Setup<'a>, cipher: &str, variant: Variant) -> Self {
+        let row = Row {
+            cipher: cipher.to_string(),
+            variant,
+            rsync_flags: variant.flags().iter().map(|s| s.to_string()).collect(),
+            bytes: s.dataset.bytes,
+            samples: Vec::new(),
+            flush_s: Vec::new(),
+            median_mib_s: None,
+            min_mib_s: None,
+            max_mib_s: None,
+            wire_bytes: None,
+            literal_bytes: None,
+            cpu: Vec::new(),
+            error: None,
+        };
+        Self {
+            s,
+            row,
+            wire: Vec::new(),
+            literal: Vec::new(),
+        }
+    }
+
+    /// The server refused the cipher: no further copy.
+    pub fn refused(&self) -> bool {
+        self.row.error.is_some()
+    }
+
+    /// One timed copy in the samplers' `phase`: rsync (`cmd`), then `flush` (seconds) in the
+    /// same phase. Whether it copied; a refusal is kept as the row's error.
+    pub fn run(
+        &mut self,
+        phase: String,
+        cmd: &mut Command,
+        flush: impl FnOnce() -> Result<f64>,
+    ) -> Result<bool> {
+        let s = self.s;
+        s.shared.set_phase(Some(phase.clone()));
+        let sender = &s.shared.sender;
+        let copied = match rsync::run(cmd, &s.end.label, |pid| sender.store(pid, Ordering::SeqCst))
+        {
+            Ok(o) => {
+                let flush = flush()?;
+                let secs = o.transfer_s + flush;
+                let rate = s.dataset.bytes as f64 / MIB / secs.max(1e-6);
+                (s.say)(&format!(
+                    "{phase}: {rate:.1} MiB/s ({secs:.2} s, of which flush {flush:.2} s)"
+                ));
+                self.row.samples.push(rate);
+                self.row.flush_s.push(flush);
+                self.wire.extend(o.stats.wire_bytes());
+                self.literal.extend(o.stats.literal_data);
+                true
+            }
+            Err(RunError::Failed(msg)) => {
+                (s.say)(&format!("{phase}: {msg}"));
+                self.row.error = Some(msg);
+                false
+            }
+            Err(RunError::Fatal(err)) => {
+                s.shared.set_phase(None);
+                return Err(err);
+            }
+        };
+        s.shared.sender.store(0, Ordering::SeqCst);
+        s.shared.set_phase(Some("between".into()));
+        Ok(copied)
+    }
+
+    /// The row with its medians and range.
+    pub fn finish(mut self) -> Row {
+        let row = &mut self.row;
+        row.median_mib_s = stats::median(&row.samples);
+        row.min_mib_s = stats::min(&row.samples);
+        row.max_mib_s = stats::max(&row.samples);
+        row.wire_bytes = median_u64(&self.wire);
+        row.literal_bytes = median_u64(&self.literal);
+        self.row
     }
 }
 

@@ -73,6 +73,12 @@ impl Outputs {
         &self.files
     }
 
+    /// The same files, nothing on stdout (`bench --json-stream` prints its own lines there).
+    pub fn files_only(mut self) -> Self {
+        self.stdout = None;
+        self
+    }
+
     /// Renders each needed format once with `render` and writes every file, then stdout.
     pub fn write(&self, render: impl Fn(Format) -> Result<String>) -> Result<()> {
         let mut texts: HashMap<Format, String> = HashMap::new();

@@ -820,3 +820,45 @@ fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     assert!(error.contains("not offered"), "{error}");
     assert!(!error.contains("debug1"), "{error}");
 }
+
+#[test]
+fn json_stream_prints_each_sample_each_row_and_the_report_as_lines() {
+    let _lock = support::shared();
+    let server = EmbeddedSshd::start("").expect("sshd starts");
+    let o = output(bench_against(&server).args([
+        "--no-ceiling",
+        "--engine",
+        "openssh",
+        "--ciphers",
+        "aes128-ctr",
+        "--direction",
+        "upload",
+        "--json-stream",
+        "-q",
+    ]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let events: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    let samples = kinds.iter().filter(|k| **k == "sample").count();
+    assert!(samples >= 2, "{kinds:?}");
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "row").count(),
+        1,
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"end"), "{kinds:?}");
+    let sample = events.iter().find(|e| e["event"] == "sample").unwrap();
+    assert_eq!(sample["cipher"], "aes128-ctr");
+    assert!(sample["mib_s"].as_f64().unwrap() > 0.0, "{sample}");
+    let report = &events.last().unwrap()["report"];
+    assert_eq!(report["schema"], "sshtune.bench/1");
+    // Every sample streamed is one of the report's.
+    let kept = report["results"][0]["samples"].as_array().unwrap().len();
+    assert_eq!(samples, kept, "{report}");
+}
