@@ -19,6 +19,14 @@ fn bench_against(server: &EmbeddedSshd) -> Command {
     cmd
 }
 
+/// One OpenSSH-engine upload row of `ciphers`, no ceiling: the quickest real bench.
+fn one_upload(server: &EmbeddedSshd, ciphers: &str) -> Command {
+    let mut cmd = bench_against(server);
+    cmd.args(["--no-ceiling", "--engine", "openssh", "--ciphers", ciphers])
+        .args(["--direction", "upload"]);
+    cmd
+}
+
 fn one_line_error(o: &std::process::Output, expect: &str) {
     assert!(!o.status.success(), "should fail: {}", stdout(o));
     let err = stderr(o);
@@ -441,22 +449,10 @@ fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
 fn no_ceiling_measures_none_and_says_so() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").expect("sshd starts");
-    let o = output(bench_against(&server).args([
-        "--no-ceiling",
-        "--engine",
-        "openssh",
-        "--ciphers",
-        "aes128-ctr",
-        "--direction",
-        "upload",
-        "--size",
-        "8M",
-        "--repeat",
-        "1",
-        "--format",
-        "json",
-        "-q",
-    ]));
+    let o = output(
+        one_upload(&server, "aes128-ctr")
+            .args(["--size", "8M", "--repeat", "1", "--format", "json", "-q"]),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     assert!(v["ceiling"].is_null(), "{}", v["ceiling"]);
@@ -783,14 +779,7 @@ fn grades_are_coloured_only_on_a_terminal_without_no_color() {
 fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("Ciphers aes128-ctr\n").expect("sshd starts");
-    let o = output(bench_against(&server).args([
-        "--no-ceiling",
-        "--engine",
-        "openssh",
-        "--ciphers",
-        "aes128-ctr,aes256-ctr",
-        "--direction",
-        "upload",
+    let o = output(one_upload(&server, "aes128-ctr,aes256-ctr").args([
         "--size",
         "4M",
         "--repeat",
@@ -825,17 +814,7 @@ fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
 fn json_stream_prints_each_sample_each_row_and_the_report_as_lines() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").expect("sshd starts");
-    let o = output(bench_against(&server).args([
-        "--no-ceiling",
-        "--engine",
-        "openssh",
-        "--ciphers",
-        "aes128-ctr",
-        "--direction",
-        "upload",
-        "--json-stream",
-        "-q",
-    ]));
+    let o = output(one_upload(&server, "aes128-ctr").args(["--json-stream", "-q"]));
     assert!(o.status.success(), "{}", stderr(&o));
     let events: Vec<serde_json::Value> = stdout(&o)
         .lines()
