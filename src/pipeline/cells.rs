@@ -25,50 +25,17 @@ pub fn measure(
     ceilings: &mut Ceilings,
 ) -> Result<Vec<Row>> {
     let data_dir = format!("{}/data", s.run_dir);
-    measure_into(s, ciphers, variants, &data_dir, "", &mut |cipher| {
-        if s.opts.ceilings && !s.opts.ciphers.is_empty() {
-            ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
-        }
-        Ok(())
-    })
-}
-
-/// The cells into `data_dir`, their phases prefixed by `tag` (a LUKS setting's cells go into
-/// its scratch volume and are told apart by it); `before` runs ahead of each cipher's cells.
-pub fn measure_into(
-    s: &Setup,
-    ciphers: &[String],
-    variants: &[Variant],
-    data_dir: &str,
-    tag: &str,
-    before: &mut dyn FnMut(&String) -> Result<()>,
-) -> Result<Vec<Row>> {
-    let (rows, result) = measure_partial(s, ciphers, variants, data_dir, tag, before);
-    result.map(|()| rows)
-}
-
-/// `measure_into`, keeping the rows measured before an error or an interruption: the rows,
-/// and how the matrix ended.
-pub fn measure_partial(
-    s: &Setup,
-    ciphers: &[String],
-    variants: &[Variant],
-    data_dir: &str,
-    tag: &str,
-    before: &mut dyn FnMut(&String) -> Result<()>,
-) -> (Vec<Row>, Result<()>) {
     let mut cells = Cells {
         s,
-        rsync_dest: s.end.rsync_dest(data_dir),
+        rsync_dest: s.end.rsync_dest(&data_dir),
         source: s.dataset.rsync_source(),
-        data_dir: data_dir.to_string(),
-        tag: tag.to_string(),
+        data_dir,
         populated: false,
     };
     let mut rows = Vec::new();
     for cipher in ciphers {
-        if let Err(e) = before(cipher) {
-            return (rows, Err(e));
+        if s.opts.ceilings && !s.opts.ciphers.is_empty() {
+            ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
         }
         let e = rsync::ssh_command(&s.end.target.ssh_options(
             Some(cipher),
@@ -79,13 +46,10 @@ pub fn measure_partial(
         // stands for the rest of this cipher's rows instead of being retried.
         let mut refused: Option<String> = None;
         for &variant in variants {
-            match cells.cell(cipher, &e, variant, &mut refused) {
-                Ok(r) => rows.push(r),
-                Err(e) => return (rows, Err(e)),
-            }
+            rows.push(cells.cell(cipher, &e, variant, &mut refused)?);
         }
     }
-    (rows, Ok(()))
+    Ok(rows)
 }
 
 /// The state carried from cell to cell: whether the destination holds the data already.
@@ -95,8 +59,6 @@ struct Cells<'a> {
     source: String,
     rsync_dest: String,
     data_dir: String,
-    /// Prefix of every phase label (empty outside a LUKS matrix).
-    tag: String,
     /// The data is in place on the destination (a delta variant can run without a copy first).
     populated: bool,
 }
@@ -118,7 +80,7 @@ impl Cells<'_> {
                 break;
             }
             self.prepare(e, variant)?;
-            let phase = format!("{}{cipher}/{}#{}", self.tag, variant.as_str(), rep + 1);
+            let phase = format!("{cipher}/{}#{}", variant.as_str(), rep + 1);
             let mut cmd = self.command(e, variant);
             // Still in the run's phase: the writeback's CPU (dm-crypt) is the run's.
             if copies.run(phase, &mut cmd, || self.flush())? {

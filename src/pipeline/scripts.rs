@@ -55,7 +55,7 @@ const RESET: &str = concat!(r#"rm -rf -- "$1" && mkdir -- "$1" && echo "#, keywo
 /// disk (and dm-crypt has not encrypted it) until writeback is done, and a dataset smaller
 /// than the page cache would otherwise be timed into memory. `sync -f` flushes that filesystem
 /// only; an old `sync` without `-f` flushes all of them. The path arrives as octal escapes
-/// (`printf %b`) so this session's command line does not name the run directory: the
+/// (`printf %b`) so the remote shell's command line does not name the run directory: the
 /// sampler charges the sshd above any process that does to the pipeline. Argument: PATH.
 /// Prints `SSHTUNE-SYNC <uptime before> <uptime after>`.
 const FLUSH: &str = concat!(
