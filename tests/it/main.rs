@@ -37,12 +37,14 @@ mod interop {
     mod openssh;
 }
 
-/// Checks over the tree itself: the layer table, prose in docs and comments, the test lock.
+/// Checks over the tree itself: the layer table, prose in docs and comments, the test lock, file
+/// sizes, the architecture page.
 mod meta {
     mod architecture;
     mod docs_prose;
     mod layers;
     mod locks;
+    mod sizes;
 }
 
 /// The native client and server: bench's native engine, client against `sshtune serve` in one

@@ -4,18 +4,6 @@
 //! directory.
 
 use crate::support;
-use std::path::{Path, PathBuf};
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// Whether `doc` names `file` (relative to `src/`, `/`-separated).
 fn named(doc: &str, rows: &[&str], file: &str) -> bool {
@@ -54,10 +42,7 @@ fn every_source_file_is_named_in_the_architecture_page() {
     let root = support::repo_root();
     let doc = std::fs::read_to_string(root.join("docs/ARCHITECTURE.md")).unwrap();
     let rows: Vec<&str> = doc.lines().filter(|l| l.starts_with("| `")).collect();
-    let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    files.sort();
-    let missing: Vec<String> = files
+    let missing: Vec<String> = support::source::rust_files(&root.join("src"))
         .iter()
         .map(|f| {
             f.strip_prefix(root.join("src"))

@@ -6,7 +6,7 @@
 
 use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// References the table forbids that the code still has, while a refactoring removes them:
 /// (from file, to file). Each is ignored until then; an entry whose reference is gone fails the
@@ -40,7 +40,7 @@ fn src_follows_the_layer_table_and_has_no_import_cycle() {
     let _lock = support::shared();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let table = layer_table(&root.join("docs/ARCHITECTURE.md"));
-    let files = rust_files(&root.join("src"));
+    let files = support::source::rust_files(&root.join("src"));
     let names: BTreeSet<String> = files.iter().map(|f| rel(root, f)).collect();
 
     let mut edges: BTreeMap<(String, String), Edge> = BTreeMap::new();
@@ -147,20 +147,6 @@ fn layer_table(doc: &Path) -> BTreeMap<String, BTreeSet<String>> {
     }
     assert!(!table.is_empty(), "the Layers table has no rows");
     table
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            out.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
 }
 
 fn rel(root: &Path, file: &Path) -> String {

@@ -5,7 +5,7 @@
 
 use crate::support;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A function in a test file: where it starts, its body, whether it is a `#[test]`.
 struct Function {
@@ -19,7 +19,7 @@ fn every_test_takes_the_lock_shared_or_exclusive() {
     let _lock = support::shared();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut missing = Vec::new();
-    for file in rust_files(&root.join("tests/it")) {
+    for file in support::source::rust_files(&root.join("tests/it")) {
         let text = support::source::strip(&std::fs::read_to_string(&file).unwrap());
         let fns = functions(&text);
         for (name, f) in fns.iter().filter(|(_, f)| f.test) {
@@ -96,19 +96,5 @@ fn functions(text: &str) -> BTreeMap<String, Function> {
             },
         );
     }
-    out
-}
-
-fn rust_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let p = entry.unwrap().path();
-        if p.is_dir() {
-            out.extend(rust_files(&p));
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
-    out.sort();
     out
 }

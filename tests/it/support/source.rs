@@ -1,6 +1,23 @@
 //! Reading our own Rust source as text, for the tests that check rules about it (layers.rs,
-//! locks.rs): a few rules about which name appears where need no parser, only the code without
+//! locks.rs, sizes.rs): a few rules about which name appears where need no parser, only the code without
 //! its comments and literals.
+
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, sorted.
+pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_files(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
 
 /// The source with comments and the contents of string and char literals blanked, lines kept.
 pub fn strip(src: &str) -> String {

@@ -1,0 +1,20 @@
+//! The default mode's settings: sample lengths, bytes, samples, racing and the last visit.
+
+/// How the default mode sizes and races samples.
+#[derive(Debug, Clone, Copy)]
+pub struct Adaptive {
+    /// The shortest sample, seconds.
+    pub start_s: f64,
+    /// Samples are not lengthened past this (the thorough mode's length).
+    pub longest_s: f64,
+    /// The fewest bytes per sample: a few channel windows, so one window's round trip cannot
+    /// be the whole sample.
+    pub min_bytes: u64,
+    /// Samples a contender gets at most.
+    pub max_samples: u32,
+    /// Stop sampling rows already decided; off, every row gets `max_samples`.
+    pub race: bool,
+    /// Give every row measured in one visit only (its first round) one more sample at the
+    /// run's end (`Race::revisit`).
+    pub revisit: bool,
+}
