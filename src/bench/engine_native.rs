@@ -39,11 +39,11 @@ pub struct NativeEngine {
 
 impl NativeEngine {
     pub fn open(opts: &Options) -> Result<Self> {
-        let window = opts.native_window();
-        let packet_size = opts.native_packet_size();
+        let window = opts.native.window();
+        let packet_size = opts.native.packet_size();
         // Both ends of the in-process pair seal with the same number of threads.
         let conn_opts = ConnOptions {
-            threads: opts.threads,
+            threads: opts.native.threads,
             ..ConnOptions::default()
         };
         let Some(target) = &opts.target else {
@@ -68,7 +68,7 @@ impl NativeEngine {
         let resolved = target.resolve()?;
         let identity = opts.ssh_args.identity.as_deref().map(Path::new);
         let key = user_key(identity, &resolved.identity_files)?;
-        let host_keys = host_key_policy(opts.known_hosts.as_deref(), &resolved)?;
+        let host_keys = host_key_policy(opts.native.known_hosts.as_deref(), &resolved)?;
         let offer = probe_target(target, &resolved, Duration::from_secs(10))?;
         let peer = if offer.software.starts_with("sshtune") {
             Peer::Sshtune
@@ -198,11 +198,14 @@ impl Engine for NativeEngine {
         warnings: &mut Vec<String>,
     ) -> Result<Option<Ceiling>> {
         let ceiling = if self.embedded.is_some() {
-            (!opts.no_ceiling).then(step::loopback).transpose()?
+            (!opts.ceiling.skipped()).then(step::loopback).transpose()?
         } else if self.forwarded {
             warnings.push(FORWARDED.into());
             return Ok(None);
-        } else if self.exec.proxy.is_none() && self.exec.peer == Peer::Sshtune && !opts.no_ceiling {
+        } else if self.exec.proxy.is_none()
+            && self.exec.peer == Peer::Sshtune
+            && !opts.ceiling.skipped()
+        {
             // A remote `sshtune serve` measures the raw-TCP ceiling itself (median of three).
             let mut v: Vec<f64> = (0..3)
                 .filter_map(|_| self.exec.tcp_ceiling(64 << 20).ok())

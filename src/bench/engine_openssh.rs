@@ -190,7 +190,7 @@ impl Engine for OpenSshEngine {
         opts: &Options,
         warnings: &mut Vec<String>,
     ) -> Result<Option<Ceiling>> {
-        if facts.loopback && !opts.no_ceiling {
+        if facts.loopback && !opts.ceiling.skipped() {
             return Ok(Some(step::loopback()?));
         }
         if facts.loopback {
@@ -211,7 +211,7 @@ impl Engine for OpenSshEngine {
         }
         let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
         step::remote(
-            opts.no_ceiling,
+            opts.ceiling.skipped(),
             &step::Remote {
                 exec: &self.exec,
                 sshtune: opts

@@ -31,4 +31,4 @@ pub mod window;
 
 pub use executor::Engine;
 pub use model::{BenchReport, Direction, EngineKind, ResultRow};
-pub use options::Options;
+pub use options::{CeilingSource, NativeOptions, Options, SamplingOptions};

@@ -26,6 +26,19 @@ pub struct Options {
     /// MACs to pair with non-AEAD ciphers; empty: the one the client would negotiate.
     pub macs: Vec<String>,
     pub directions: Vec<Direction>,
+    /// How many samples, how long, and whether rows race.
+    pub sampling: SamplingOptions,
+    /// Where the raw-TCP ceiling comes from.
+    pub ceiling: CeilingSource,
+    /// The native engine's transport settings.
+    pub native: NativeOptions,
+    /// Path of sshtune on the server, for the raw-TCP ceiling.
+    pub remote_sshtune: Option<String>,
+}
+
+/// How a run samples each row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SamplingOptions {
     pub repeat: u32,
     pub warmup: u32,
     /// Fixed bytes per transfer; None: grow until one lasts `min_duration_s`.
@@ -38,18 +51,91 @@ pub struct Options {
     pub thorough: bool,
     /// The default mode stops sampling contenders after this many seconds per engine.
     pub max_time_s: Option<f64>,
-    /// Native engine: largest data packet and channel window (None: the client's defaults).
+}
+
+impl SamplingOptions {
+    /// The defaults `sshtune bench` documents (its `--help` shows these values).
+    pub const DEFAULT: Self = Self {
+        repeat: 3,
+        warmup: 1,
+        size: None,
+        min_duration_s: 2.0,
+        thorough: false,
+        max_time_s: None,
+    };
+}
+
+impl Default for SamplingOptions {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+/// Where the raw-TCP ceiling of the path comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CeilingSource {
+    /// Measured by the engine (loopback, a receiver on the server, `sshtune serve`).
+    Measure,
+    /// Measured elsewhere (`--ceiling`); it replaces any measurement.
+    Given(Rate),
+    /// Not measured (`--no-ceiling`): no receiver is started on the server.
+    None,
+}
+
+impl CeilingSource {
+    /// Whether the run is to measure no ceiling at all.
+    pub fn skipped(&self) -> bool {
+        matches!(self, CeilingSource::None)
+    }
+
+    /// The ceiling measured elsewhere, if one was given.
+    pub fn given(&self) -> Option<&Rate> {
+        match self {
+            CeilingSource::Given(rate) => Some(rate),
+            CeilingSource::Measure | CeilingSource::None => None,
+        }
+    }
+}
+
+/// The native engine's transport settings (None: the client's defaults).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NativeOptions {
+    /// Largest data packet we send and accept.
     pub packet_size: Option<u32>,
+    /// Channel window we grant.
     pub window: Option<u32>,
-    /// Native engine: threads that seal what we send (`transport::conn::Options::threads`).
+    /// Threads that seal what we send (`transport::conn::Options::threads`).
     pub threads: u8,
-    /// Native engine: known_hosts file instead of `UserKnownHostsFile` from `ssh -G`.
+    /// known_hosts file instead of `UserKnownHostsFile` from `ssh -G`.
     pub known_hosts: Option<PathBuf>,
-    /// A ceiling measured elsewhere; it replaces any measurement.
-    pub ceiling: Option<Rate>,
-    pub no_ceiling: bool,
-    /// Path of sshtune on the server, for the raw-TCP ceiling.
-    pub remote_sshtune: Option<String>,
+}
+
+impl NativeOptions {
+    /// The defaults `sshtune bench` documents.
+    pub const DEFAULT: Self = Self {
+        packet_size: None,
+        window: None,
+        threads: 1,
+        known_hosts: None,
+    };
+
+    /// The channel window the native client grants.
+    pub fn window(&self) -> u32 {
+        self.window
+            .unwrap_or(crate::transport::channel::DEFAULT_WINDOW)
+    }
+
+    /// The largest data packet the native client uses.
+    pub fn packet_size(&self) -> u32 {
+        self.packet_size
+            .unwrap_or(crate::transport::channel::DEFAULT_MAX_PACKET)
+    }
+}
+
+impl Default for NativeOptions {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
 }
 
 impl Options {
@@ -63,32 +149,11 @@ impl Options {
             ciphers: Vec::new(),
             macs: Vec::new(),
             directions: vec![Direction::Upload, Direction::Download],
-            repeat: 3,
-            warmup: 1,
-            size: None,
-            min_duration_s: 2.0,
-            thorough: false,
-            max_time_s: None,
-            packet_size: None,
-            threads: 1,
-            window: None,
-            known_hosts: None,
-            ceiling: None,
-            no_ceiling: false,
+            sampling: SamplingOptions::DEFAULT,
+            ceiling: CeilingSource::Measure,
+            native: NativeOptions::DEFAULT,
             remote_sshtune: None,
         }
-    }
-
-    /// The channel window the native client grants.
-    pub fn native_window(&self) -> u32 {
-        self.window
-            .unwrap_or(crate::transport::channel::DEFAULT_WINDOW)
-    }
-
-    /// The largest data packet the native client uses.
-    pub fn native_packet_size(&self) -> u32 {
-        self.packet_size
-            .unwrap_or(crate::transport::channel::DEFAULT_MAX_PACKET)
     }
 
     pub fn runs(&self, kind: EngineKind) -> bool {

@@ -61,7 +61,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let client_quota = cgroup::quota_cores("self");
     let mut warnings: Vec<String> = Vec::new();
     let mut lead: Option<Facts> = None;
-    let mut ceiling: Option<model::Ceiling> = opts.ceiling.as_ref().map(step::user);
+    let mut ceiling: Option<model::Ceiling> = opts.ceiling.given().map(step::user);
     let mut results: Vec<ResultRow> = Vec::new();
     let mut windows: Vec<(EngineKind, Option<u64>)> = Vec::new();
     let mut placement = Vec::new();
@@ -71,15 +71,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         let facts = engine.preflight(opts)?;
         let pairs = engine.default_pairs(&facts, opts)?;
         if ceiling.is_none() {
-            let mut said = Vec::new();
-            let measured = match &lead {
-                None => engine.ceiling(&facts, opts, &mut said)?,
-                // The first engine already said why it has none; only a measurement counts.
-                Some(_) if !opts.no_ceiling => engine.ceiling(&facts, opts, &mut Vec::new())?,
-                Some(_) => None,
-            };
-            ceiling = measured;
-            warnings.extend(said);
+            ceiling =
+                measure_ceiling(engine.as_mut(), &facts, opts, lead.is_none(), &mut warnings)?;
         }
         process::check_interrupted()?;
         // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
@@ -162,6 +155,24 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     })
 }
 
+/// The raw-TCP ceiling `engine` measures, if the run has none yet. The first engine says why
+/// it has none; a later one only adds a measurement.
+fn measure_ceiling(
+    engine: &mut dyn Engine,
+    facts: &Facts,
+    opts: &Options,
+    first: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Option<model::Ceiling>> {
+    if first {
+        return engine.ceiling(facts, opts, warnings);
+    }
+    if opts.ceiling.skipped() {
+        return Ok(None);
+    }
+    engine.ceiling(facts, opts, &mut Vec::new())
+}
+
 /// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
 fn sampling(
     opts: &Options,
@@ -172,17 +183,18 @@ fn sampling(
     Sampling {
         pairs,
         directions: opts.directions.clone(),
-        repeat: opts.repeat,
-        warmup: opts.warmup,
-        fixed_size: opts.size,
-        initial_size: opts.size.unwrap_or(if adaptive {
+        repeat: opts.sampling.repeat,
+        warmup: opts.sampling.warmup,
+        fixed_size: opts.sampling.size,
+        initial_size: opts.sampling.size.unwrap_or(if adaptive {
             ADAPTIVE_INITIAL_SIZE
         } else {
             INITIAL_SIZE
         }),
-        min_duration_s: opts.min_duration_s,
+        min_duration_s: opts.sampling.min_duration_s,
         // One cap for the whole run, whatever the number of engines.
         max_time_s: opts
+            .sampling
             .max_time_s
             .map(|m| (m - run_started.elapsed().as_secs_f64()).max(0.0)),
     }
@@ -246,11 +258,11 @@ fn native_only(opts: &Options) -> Option<String> {
 /// other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
     let start = START_S.max(tick_quota.map_or(0.0, |q| tick_seconds(q) / 2.0));
-    (!opts.thorough && opts.size.is_none()).then(|| Adaptive {
-        start_s: start.min(opts.min_duration_s),
-        longest_s: opts.min_duration_s,
+    (!opts.sampling.thorough && opts.sampling.size.is_none()).then(|| Adaptive {
+        start_s: start.min(opts.sampling.min_duration_s),
+        longest_s: opts.sampling.min_duration_s,
         min_bytes: window.map_or(0, |w| 4 * w),
-        max_samples: opts.repeat.max(2) + 2,
+        max_samples: opts.sampling.repeat.max(2) + 2,
         race: true,
         revisit: true,
     })
@@ -288,13 +300,13 @@ pub fn settings(opts: &Options) -> Settings {
     let native = opts.runs(EngineKind::Native);
     Settings {
         engines: opts.engines.iter().map(|k| k.to_string()).collect(),
-        repeat: opts.repeat,
-        warmup: opts.warmup,
-        fixed_size_bytes: opts.size,
-        min_duration_s: opts.min_duration_s,
-        native_packet_bytes: native.then(|| opts.native_packet_size()),
-        native_window_bytes: native.then(|| opts.native_window()),
-        native_threads: native.then_some(opts.threads),
+        repeat: opts.sampling.repeat,
+        warmup: opts.sampling.warmup,
+        fixed_size_bytes: opts.sampling.size,
+        min_duration_s: opts.sampling.min_duration_s,
+        native_packet_bytes: native.then(|| opts.native.packet_size()),
+        native_window_bytes: native.then(|| opts.native.window()),
+        native_threads: native.then_some(opts.native.threads),
         mode: Some(
             if adaptive(opts, None, None).is_some() {
                 "adaptive"
@@ -303,7 +315,7 @@ pub fn settings(opts: &Options) -> Settings {
             }
             .into(),
         ),
-        max_time_s: opts.max_time_s,
+        max_time_s: opts.sampling.max_time_s,
         placement: Vec::new(),
     }
 }
@@ -329,7 +341,7 @@ mod tests {
     #[test]
     fn the_adaptive_mode_starts_longer_where_short_samples_mislead() {
         let o = Options::new(None, vec![EngineKind::Openssh]);
-        assert!(!o.thorough, "the adaptive mode is the default");
+        assert!(!o.sampling.thorough, "the adaptive mode is the default");
         let a = |tick| adaptive(&o, Some(1 << 20), tick).unwrap();
         assert_eq!(a(None).start_s, START_S);
         assert_eq!(a(None).min_bytes, 4 << 20);
@@ -339,19 +351,15 @@ mod tests {
         // A 20% quota counts a fifth of the ticks: 2.5 s for 50 of them, in two samples.
         assert!((tick_seconds(0.2) - 2.5).abs() < 1e-9);
         assert_eq!(a(Some(0.2)).start_s, 1.25);
-        assert_eq!(a(Some(0.1)).start_s, o.min_duration_s);
+        assert_eq!(a(Some(0.1)).start_s, o.sampling.min_duration_s);
         assert_eq!(a(Some(0.5)).start_s, 0.5);
         assert_eq!(smallest_quota(Some(0.5), Some(0.2)), 0.2);
         assert_eq!(smallest_quota(None, Some(2.0)), 1.0);
-        let thorough = Options {
-            thorough: true,
-            ..o.clone()
-        };
+        let mut thorough = o.clone();
+        thorough.sampling.thorough = true;
         assert!(adaptive(&thorough, None, None).is_none());
-        let fixed = Options {
-            size: Some(1 << 20),
-            ..o.clone()
-        };
+        let mut fixed = o.clone();
+        fixed.sampling.size = Some(1 << 20);
         assert!(adaptive(&fixed, None, None).is_none());
         assert_eq!(settings(&fixed).mode.as_deref(), Some("thorough"));
         assert_eq!(settings(&o).mode.as_deref(), Some("adaptive"));

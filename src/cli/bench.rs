@@ -5,6 +5,7 @@ use super::parse::{parse_packet_size, parse_window};
 use super::serve::THREADS_HELP;
 use super::ssh::SshArgs;
 use crate::bench::model::Directions;
+use crate::bench::options::{NativeOptions, SamplingOptions};
 use crate::report::Format;
 use crate::units::{parse_ceiling, parse_size, Rate};
 use clap::{Args, ValueEnum, ValueHint};
@@ -36,17 +37,17 @@ pub struct BenchArgs {
     pub macs: Vec<String>,
     /// Timed samples per cipher and direction with --thorough; by default rows below the leader
     /// stop after two and contenders get up to two more than this.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    #[arg(long, default_value_t = SamplingOptions::DEFAULT.repeat, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Untimed warm-up transfers before the samples (adaptive sizing always does at least one).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = SamplingOptions::DEFAULT.warmup)]
     pub warmup: u32,
     /// Fixed bytes per transfer (e.g. 64M, 1G). Default: grow until a transfer lasts --min-duration.
     #[arg(long, value_parser = parse_size)]
     pub size: Option<u64>,
     /// Shortest transfer --thorough sizing aims for (e.g. 2s, 500ms); by default samples
     /// start at 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
-    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = crate::units::parse_duration)]
+    #[arg(long, default_value_t = SamplingOptions::DEFAULT.min_duration_s, value_name = "DURATION", value_parser = crate::units::parse_duration)]
     pub min_duration: f64,
     /// The reference run: --repeat samples of at least --min-duration each for every row and a
     /// fixed warm-up, no racing (slower; what the default mode is checked against). Default:
@@ -73,7 +74,7 @@ pub struct BenchArgs {
     /// Native engine: channel receive window we grant (e.g. 8M; 64K–1G). OpenSSH uses 2 MiB.
     #[arg(long, value_parser = parse_window)]
     pub window: Option<u32>,
-    #[arg(long, help = THREADS_HELP, default_value_t = 1,
+    #[arg(long, help = THREADS_HELP, default_value_t = NativeOptions::DEFAULT.threads,
           value_parser = clap::value_parser!(u8).range(1..=2))]
     pub threads: u8,
     /// known_hosts file the native engine checks the server's key against, instead of

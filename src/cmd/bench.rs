@@ -2,7 +2,7 @@
 //! progress display, the report presented as asked.
 
 use crate::bench::model::BenchReport;
-use crate::bench::options::Options;
+use crate::bench::options::{CeilingSource, NativeOptions, Options, SamplingOptions};
 use crate::bench::suite;
 use crate::bench::EngineKind;
 use crate::cli::{BenchArgs, Engine, SshArgs};
@@ -83,18 +83,25 @@ pub fn options(args: &BenchArgs) -> Options {
         ciphers: args.ciphers.clone(),
         macs: args.macs.clone(),
         directions: args.direction.list(),
-        repeat: args.repeat,
-        warmup: args.warmup,
-        size: args.size,
-        min_duration_s: args.min_duration,
-        thorough: args.thorough,
-        max_time_s: args.max_time,
-        packet_size: args.packet_size,
-        window: args.window,
-        threads: args.threads,
-        known_hosts: args.known_hosts.clone(),
-        ceiling: args.ceiling.clone(),
-        no_ceiling: args.no_ceiling,
+        sampling: SamplingOptions {
+            repeat: args.repeat,
+            warmup: args.warmup,
+            size: args.size,
+            min_duration_s: args.min_duration,
+            thorough: args.thorough,
+            max_time_s: args.max_time,
+        },
+        ceiling: match (&args.ceiling, args.no_ceiling) {
+            (Some(rate), _) => CeilingSource::Given(rate.clone()),
+            (None, true) => CeilingSource::None,
+            (None, false) => CeilingSource::Measure,
+        },
+        native: NativeOptions {
+            packet_size: args.packet_size,
+            window: args.window,
+            threads: args.threads,
+            known_hosts: args.known_hosts.clone(),
+        },
         remote_sshtune: args.remote_sshtune.clone(),
         ..Options::new(
             target(args.host.as_deref(), &args.ssh),

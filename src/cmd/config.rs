@@ -3,7 +3,7 @@
 //! only when the real `sshd -t` accepts it.
 
 use crate::bench::model::{BenchReport, SCHEMA};
-use crate::bench::{suite, EngineKind, Options};
+use crate::bench::{suite, EngineKind, Options, SamplingOptions};
 use crate::cli::ConfigArgs;
 use crate::config::apply::{self, one_line, reload_hint};
 use crate::config::emit::{self, Emitted, Meta};
@@ -149,7 +149,10 @@ fn load(args: &ConfigArgs) -> Result<BenchReport> {
     let opts = Options {
         ssh_args: args.ssh.used(),
         ciphers: args.ciphers.clone(),
-        size: args.size,
+        sampling: SamplingOptions {
+            size: args.size,
+            ..SamplingOptions::DEFAULT
+        },
         directions: args.direction.list(),
         ..Options::new(
             super::bench::target(args.host.as_deref(), &args.ssh),

@@ -5,7 +5,7 @@ use super::model::{Stage, StageCeiling};
 use super::rsync::{self, RunError};
 use super::scripts;
 use crate::bench::model::{BenchReport, Direction};
-use crate::bench::{stats, suite, EngineKind, Options};
+use crate::bench::{stats, suite, EngineKind, Options, SamplingOptions};
 use crate::progress;
 use crate::remote::Line;
 use crate::target::SshTarget;
@@ -65,8 +65,11 @@ pub fn ssh_only(
     };
     let opts = Options {
         ciphers: ciphers.to_vec(),
-        repeat,
-        min_duration_s: 1.0,
+        sampling: SamplingOptions {
+            repeat,
+            min_duration_s: 1.0,
+            ..SamplingOptions::DEFAULT
+        },
         directions: vec![Direction::Upload],
         ..Options::new(Some(target), vec![EngineKind::Openssh])
     };
