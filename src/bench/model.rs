@@ -57,9 +57,8 @@ impl fmt::Display for EngineKind {
     }
 }
 
-/// Which directions a run measures, or a policy weighs. Derives clap's `ValueEnum` so the
-/// command line can take it as is; the domain does not depend on `cli`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// Which directions a run measures, or a policy weighs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Directions {
     Upload,
     Download,

@@ -4,6 +4,7 @@ use super::output::OutputArgs;
 use super::parse::{parse_packet_size, parse_window};
 use super::serve::THREADS_HELP;
 use super::ssh::SshArgs;
+use super::values::{parser, DirectionsArg, FormatArg};
 use crate::bench::model::Directions;
 use crate::bench::options::{NativeOptions, SamplingOptions};
 use crate::report::Format;
@@ -62,7 +63,7 @@ pub struct BenchArgs {
     /// still gets its first samples. Not with --thorough.
     #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough", value_name = "DURATION")]
     pub max_time: Option<f64>,
-    #[arg(long, value_enum, default_value_t = Directions::Both)]
+    #[arg(long, value_parser = parser::<DirectionsArg, Directions>(), default_value = "both")]
     pub direction: Directions,
     /// Which SSH implementation carries the transfers. Default: `openssh` for a HOST; with no
     /// HOST, `both` when an OpenSSH sshd is installed, else `native` alone.
@@ -91,7 +92,7 @@ pub struct BenchArgs {
     /// then rest on CPU figures and the path inference.
     #[arg(long, alias = "no-ceilings")]
     pub no_ceiling: bool,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

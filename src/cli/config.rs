@@ -2,6 +2,7 @@
 
 use super::parse::parse_openssh_version;
 use super::ssh::SshArgs;
+use super::values::{parser, DirectionsArg, FormatArg, PolicyArg};
 use crate::bench::model::Directions;
 use crate::report::Format;
 use crate::units::parse_size;
@@ -27,10 +28,10 @@ pub struct ConfigArgs {
     #[arg(long, value_parser = parse_size, requires = "host")]
     pub size: Option<u64>,
     /// Which ciphers may be recommended.
-    #[arg(long, value_enum, default_value_t = crate::config::policy::Policy::Secure)]
+    #[arg(long, value_parser = parser::<PolicyArg, crate::config::policy::Policy>(), default_value = "secure")]
     pub policy: crate::config::policy::Policy,
     /// Order by throughput in this direction (both: the slower of the two).
-    #[arg(long, value_enum, default_value_t = Directions::Both)]
+    #[arg(long, value_parser = parser::<DirectionsArg, Directions>(), default_value = "both")]
     pub direction: Directions,
     /// The target sshd's OpenSSH release (e.g. 7.4). Default: from the bench's server banner.
     #[arg(long, value_parser = parse_openssh_version)]
@@ -64,7 +65,7 @@ pub struct ConfigArgs {
     /// No bench progress on stderr.
     /// `table`: the summary on stderr and the lines on stdout; `json`: one object on stdout
     /// with the line, why its first cipher is first, what was dropped and the three outputs.
-    #[arg(long, value_enum, default_value_t = Format::Table, value_parser = config_format)]
+    #[arg(long, value_enum, default_value = "table", value_parser = config_format)]
     pub format: Format,
     #[arg(short, long)]
     pub quiet: bool,
@@ -72,7 +73,7 @@ pub struct ConfigArgs {
 
 /// `config` prints lines, not a table of rows: table (its text) and json only.
 fn config_format(s: &str) -> Result<Format, String> {
-    match <Format as ValueEnum>::from_str(s, true)? {
+    match Format::from(<FormatArg as ValueEnum>::from_str(s, true)?) {
         f @ (Format::Table | Format::Json) => Ok(f),
         f => Err(format!("config prints table or json, not {}", f.as_str())),
     }

@@ -15,6 +15,7 @@ mod speed;
 mod ssh;
 mod storage;
 mod tcp_sink;
+mod values;
 
 pub use crate::units::parse_size;
 pub use bench::{BenchArgs, Engine};
@@ -26,13 +27,14 @@ pub use pipeline::PipelineArgs;
 pub use probe::{FailOn, ProbeArgs};
 pub use report::ReportArgs;
 pub use serve::ServeArgs;
-pub use speed::{CryptoChoice, SpeedArgs, SpeedRows};
+pub use speed::SpeedArgs;
 pub use ssh::SshArgs;
 pub use storage::StorageArgs;
 pub use tcp_sink::TcpSinkArgs;
 
 use crate::report::Format;
 use clap::{Parser, Subcommand, ValueEnum};
+use values::{parser, RateUnitArg};
 
 #[derive(Debug, Parser)]
 #[command(name = "sshtune", version, about = "Which SSH cipher is fastest on this hardware, and what limits it", long_about = None, after_help = examples::top_help())]
@@ -45,7 +47,7 @@ pub struct Cli {
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
     /// Unit of rates in terminal and Markdown tables; JSON, CSV and HTML keep MiB/s.
-    #[arg(long, global = true, value_enum, default_value_t = crate::report::rate_unit::RateUnit::MibS)]
+    #[arg(long, global = true, value_parser = parser::<RateUnitArg, crate::report::rate_unit::RateUnit>(), default_value = "MiB/s")]
     pub units: crate::report::rate_unit::RateUnit,
     /// The same as --format json, for every command that prints a report.
     #[arg(long, global = true)]

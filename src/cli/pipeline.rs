@@ -3,6 +3,7 @@
 use super::output::OutputArgs;
 use super::parse::parse_interval;
 use super::ssh::SshArgs;
+use super::values::{parser, DatasetArg, FormatArg, VariantArg};
 use crate::report::Format;
 use crate::units::parse_size;
 use clap::Args;
@@ -24,7 +25,7 @@ pub struct PipelineArgs {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=20))]
     pub max_ciphers: u32,
     /// Generated dataset shape (incompressible random data).
-    #[arg(long, value_enum, default_value_t = crate::pipeline::dataset::DatasetKind::Big)]
+    #[arg(long, value_parser = parser::<DatasetArg, crate::pipeline::dataset::DatasetKind>(), default_value = "big")]
     pub dataset: crate::pipeline::dataset::DatasetKind,
     /// Generated dataset size.
     #[arg(long, value_parser = parse_size, default_value = "256M")]
@@ -35,7 +36,7 @@ pub struct PipelineArgs {
     /// rsync variants (comma-separated).
     #[arg(
         long,
-        value_enum,
+        value_parser = parser::<VariantArg, crate::pipeline::rsync::Variant>(),
         value_delimiter = ',',
         default_value = "whole-file,delta,delta-md5,compress"
     )]
@@ -73,7 +74,7 @@ pub struct PipelineArgs {
     /// fits (fewer settings first, then fewer copies) and the report names what it left out.
     #[arg(long, requires = "luks", value_name = "DURATION", value_parser = crate::units::parse_duration)]
     pub max_time: Option<f64>,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

@@ -3,6 +3,7 @@
 use super::output::OutputArgs;
 use super::parse::parse_step_timeout;
 use super::ssh::SshArgs;
+use super::values::{parser, FormatArg};
 use crate::report::Format;
 use clap::{Args, ValueEnum, ValueHint};
 use std::time::Duration;
@@ -14,7 +15,7 @@ pub struct ProbeArgs {
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

@@ -1,6 +1,7 @@
 //! `sshtune report`: saved reports re-rendered or compared.
 
 use super::output::OutputArgs;
+use super::values::{parser, FormatArg};
 use crate::report::Format;
 use clap::Args;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ pub struct ReportArgs {
     /// standard input. Two or more of one kind: a comparison against the first.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

@@ -1,25 +1,11 @@
 //! `sshtune speed`: which ciphers, MACs and backends to time, and for how long.
 
 use super::output::OutputArgs;
+use super::values::{parser, CryptoArg, FormatArg, RowsArg};
 use crate::report::Format;
-use clap::{Args, ValueEnum};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CryptoChoice {
-    Openssl,
-    Rust,
-    Both,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SpeedRows {
-    /// Each cipher alone (AEADs seal whole SSH packets).
-    Cipher,
-    /// Each MAC alone.
-    Mac,
-    /// Cipher + MAC sealing SSH packets.
-    Pair,
-}
+use crate::speed::model::RowKind;
+use crate::speed::options::{BackendChoice, Options};
+use clap::Args;
 
 #[derive(Debug, Clone, Args)]
 pub struct SpeedArgs {
@@ -31,23 +17,23 @@ pub struct SpeedArgs {
     #[arg(long, value_delimiter = ',')]
     pub macs: Vec<String>,
     /// Which kinds of rows to measure (comma-separated). Default: all.
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pub rows: Vec<SpeedRows>,
+    #[arg(long, value_parser = parser::<RowsArg, RowKind>(), value_delimiter = ',')]
+    pub rows: Vec<RowKind>,
     /// Crypto backend(s) to time.
-    #[arg(long, value_enum, default_value_t = CryptoChoice::Both)]
-    pub crypto: CryptoChoice,
+    #[arg(long, value_parser = parser::<CryptoArg, BackendChoice>(), default_value = "both")]
+    pub crypto: BackendChoice,
     /// CPU time a sample may last (e.g. 1s, 500ms): samples start at 0.1 s and double while they disagree
     /// by more than 5% (one outlier among two extra samples is set aside), up to this. The
     /// `openssl speed` reference runs once for 1 s.
-    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_min_time)]
+    #[arg(long, default_value_t = Options::DEFAULT.min_time_s, value_name = "DURATION", value_parser = parse_min_time)]
     pub min_time: f64,
     /// Timed samples per row; the report shows their median and range.
-    #[arg(long, alias = "samples", default_value_t = 3, value_parser = clap::value_parser!(u32).range(3..=100))]
+    #[arg(long, alias = "samples", default_value_t = Options::DEFAULT.repeat, value_parser = clap::value_parser!(u32).range(3..=100))]
     pub repeat: u32,
     /// Skip the `openssl speed` reference column.
     #[arg(long)]
     pub no_reference: bool,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

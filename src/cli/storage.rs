@@ -2,6 +2,7 @@
 
 use super::output::OutputArgs;
 use super::parse::parse_step_timeout;
+use super::values::{parser, FormatArg, LayerArg, PerfArg, PresetArg, TestArg};
 use crate::report::Format;
 use crate::units::parse_size;
 use clap::Args;
@@ -11,7 +12,7 @@ use std::time::Duration;
 #[derive(Debug, Clone, Args)]
 pub struct StorageArgs {
     /// Which matrix: the seed's tables, a default that finishes in minutes, or a quick look.
-    #[arg(long, value_enum, default_value_t = crate::storage::plan::Preset::Default)]
+    #[arg(long, value_parser = parser::<PresetArg, crate::storage::plan::Preset>(), default_value = "default")]
     pub preset: crate::storage::plan::Preset,
     /// Shorthand for --preset quick.
     #[arg(long)]
@@ -41,13 +42,13 @@ pub struct StorageArgs {
     #[arg(long, value_delimiter = ',')]
     pub sector_sizes: Vec<u32>,
     /// dm-crypt queueing settings instead of the preset's.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = parser::<PerfArg, crate::storage::plan::Perf>(), value_delimiter = ',')]
     pub perf: Vec<crate::storage::plan::Perf>,
     /// Layers instead of the preset's.
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = parser::<LayerArg, crate::storage::plan::Layer>(), value_delimiter = ',')]
     pub layers: Vec<crate::storage::plan::Layer>,
     /// Tests instead of the preset's (e.g. wr-s,rd for the seed's file-copy table).
-    #[arg(long, value_enum, value_delimiter = ',')]
+    #[arg(long, value_parser = parser::<TestArg, crate::storage::plan::Test>(), value_delimiter = ',')]
     pub tests: Vec<crate::storage::plan::Test>,
     /// Format LUKS2 headers instead of header-less plain mappings (same data path).
     #[arg(long, alias = "luks")]
@@ -64,7 +65,7 @@ pub struct StorageArgs {
     /// Skip the cipher speed layer.
     #[arg(long)]
     pub no_speed: bool,
-    #[arg(long, value_enum, default_value_t = Format::Table)]
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,

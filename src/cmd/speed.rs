@@ -1,30 +1,16 @@
-//! `sshtune speed`: build the row list from the arguments, measure, present.
+//! `sshtune speed`: the command line turned into `speed::Options`, the run measured with a
+//! progress display, the report presented as asked.
 
-use crate::cli::{CryptoChoice, SpeedArgs, SpeedRows};
-use crate::process;
-use crate::progress::{self, Progress};
+use crate::cli::SpeedArgs;
+use crate::progress;
 use crate::report::outputs;
-use crate::speed::measure;
-use crate::speed::model::{self, RowKind, Settings, SpeedReport, SpeedRow, Stats};
-use crate::speed::reference::{self, Primitive, References};
-use crate::speed::subject::{Subject, PACKET_BYTES};
-use crate::sysinfo;
-use anyhow::{bail, Context, Result};
-use ciphers::{Backend, CipherKind, CipherSpec, MacSpec, CIPHERS, MACS};
-
-/// The MAC pairs use when none is named: OpenSSH's first preference.
-const DEFAULT_PAIR_MAC: &str = "umac-64-etm@openssh.com";
-
-/// The `openssl speed` reference: one run of one second per primitive (`-seconds` takes whole
-/// seconds), so the reference column costs a second a row instead of `--samples` times
-/// `--min-time`.
-const REFERENCE_SECONDS: f64 = 1.0;
-const REFERENCE_RUNS: u32 = 1;
+use crate::speed::options::Options;
+use crate::speed::suite;
+use anyhow::{bail, Result};
 
 pub fn run(args: SpeedArgs) -> Result<()> {
     let outputs = outputs::plan(&args.out.requests(), args.format)?;
-    process::install_signal_handlers()?;
-    let report = measure(&args)?;
+    let report = suite::run(&options(&args), &progress::Stderr::new(args.quiet))?;
     outputs.write(|f| crate::report::render::speed(&report, f))?;
     if report.rows.iter().all(|r| r.error.is_some()) {
         bail!("no row could be measured (see the errors in the report)");
@@ -32,246 +18,15 @@ pub fn run(args: SpeedArgs) -> Result<()> {
     Ok(())
 }
 
-fn pick<T: Copy>(
-    names: &[String],
-    all: &'static [T],
-    name_of: fn(&T) -> &'static str,
-    what: &str,
-) -> Result<Vec<&'static T>> {
-    if names.is_empty() {
-        return Ok(all.iter().collect());
-    }
-    names
-        .iter()
-        .map(|n| {
-            all.iter().find(|x| name_of(x) == n).ok_or_else(|| {
-                let known: Vec<_> = all.iter().map(name_of).collect();
-                anyhow::anyhow!("unknown {what} {n:?} (known: {})", known.join(", "))
-            })
-        })
-        .collect()
-}
-
-/// Every row to measure, in presentation order.
-pub fn subjects(args: &SpeedArgs) -> Result<Vec<Subject>> {
-    let ciphers = pick(&args.ciphers, CIPHERS, |c: &CipherSpec| c.name, "cipher")?;
-    let macs = pick(&args.macs, MACS, |m: &MacSpec| m.name, "MAC")?;
-    let pair_macs = if args.macs.is_empty() {
-        vec![ciphers::mac(DEFAULT_PAIR_MAC).context("default pair MAC missing from catalog")?]
-    } else {
-        macs.clone()
-    };
-    let want = |k: SpeedRows| args.rows.is_empty() || args.rows.contains(&k);
-    let mut out = Vec::new();
-    if want(SpeedRows::Cipher) {
-        out.extend(ciphers.iter().map(|c| Subject::Cipher(c)));
-    }
-    if want(SpeedRows::Mac) {
-        out.extend(macs.iter().map(|m| Subject::Mac(m)));
-    }
-    if want(SpeedRows::Pair) {
-        for c in ciphers
-            .iter()
-            .filter(|c| !c.is_aead() && c.kind != CipherKind::None)
-        {
-            out.extend(pair_macs.iter().map(|m| Subject::Pair(c, m)));
-        }
-    }
-    if out.is_empty() {
-        bail!("nothing to measure: the filters leave no rows");
-    }
-    Ok(out)
-}
-
-/// The backends to measure, and for `both` a warning naming any this build lacks. Asking for a
-/// missing backend alone is an error before anything runs.
-fn backends(c: CryptoChoice) -> Result<(Vec<Backend>, Option<String>)> {
-    let only = |b: Backend| {
-        if b.is_available() {
-            Ok((vec![b], None))
-        } else {
-            Err(ciphers::Error::BackendUnavailable(b.as_str()).into())
-        }
-    };
-    match c {
-        CryptoChoice::Openssl => only(Backend::Openssl),
-        CryptoChoice::Rust => only(Backend::Rust),
-        CryptoChoice::Both => {
-            let missing: Vec<String> = Backend::ALL
-                .iter()
-                .filter(|b| !b.is_available())
-                .map(|b| {
-                    format!("the {b} backend is not in this build (no `{b}` feature): not measured")
-                })
-                .collect();
-            Ok((
-                Backend::AVAILABLE.to_vec(),
-                (!missing.is_empty()).then(|| missing.join("; ")),
-            ))
-        }
-    }
-}
-
-/// `openssl speed` of the same primitive, or why there is none.
-fn reference_for(s: &Subject) -> std::result::Result<Primitive, String> {
-    match *s {
-        Subject::Cipher(c) => match c.openssl_evp {
-            Some(name) => Ok(Primitive::Evp {
-                name: name.to_string(),
-                legacy: c.primitive.needs_legacy_provider(),
-            }),
-            None => Err("no encryption: nothing to compare".into()),
-        },
-        Subject::Mac(m) => match m.openssl_digest() {
-            Some(d) => Ok(Primitive::Hmac(d.to_string())),
-            None => Err("openssl has no UMAC: compare with the hmac-sha2-256 rows".into()),
-        },
-        Subject::Pair(..) => Err("no single openssl primitive for a cipher+MAC pair".into()),
-    }
-}
-
-fn row_base(s: &Subject, backend: Backend) -> SpeedRow {
-    let (kind, grade, default_backend) = match *s {
-        Subject::Cipher(c) => (RowKind::Cipher, c.grade, c.default_backend() == backend),
-        Subject::Mac(m) => (RowKind::Mac, m.grade, m.default_backend() == backend),
-        Subject::Pair(c, m) => (
-            RowKind::Pair,
-            ciphers::pair_grade(c, Some(m)),
-            c.default_backend() == backend && m.default_backend() == backend,
-        ),
-    };
-    SpeedRow {
-        kind,
-        cipher: s.cipher().map(|c| c.name.to_string()),
-        mac: s.mac().map(|m| m.name.to_string()),
-        grade: grade.to_string(),
-        backend: backend.to_string(),
-        default_backend,
-        stats: None,
-        sample_cpu_s: Vec::new(),
-        cpu_share: None,
-        reference: None,
-        reference_note: None,
-        ratio: None,
-        error: None,
-    }
-}
-
-fn label(s: &Subject) -> String {
-    match (s.cipher(), s.mac()) {
-        (Some(c), Some(m)) => format!("{} + {}", c.name, m.name),
-        (Some(c), None) => c.name.to_string(),
-        (None, Some(m)) => m.name.to_string(),
-        (None, None) => String::new(),
-    }
-}
-
-/// Measures every row and returns the report without presenting it.
-pub fn measure(args: &SpeedArgs) -> Result<SpeedReport> {
-    let started = chrono::Local::now().to_rfc3339();
-    let subjects = subjects(args)?;
-    let (backends, missing_backend) = backends(args.crypto)?;
-    let openssl = if args.no_reference {
-        model::OpensslInfo {
-            available: false,
-            version: None,
-            note: Some("reference skipped (--no-reference)".into()),
-        }
-    } else {
-        reference::probe()
-    };
-    let progress = progress::Stderr::new(args.quiet);
-    progress.begin((subjects.len() * backends.len()) as u64);
-    let mut refs = References::default();
-    let mut rows = Vec::new();
-    let mut warnings: Vec<String> = missing_backend.into_iter().collect();
-    for s in &subjects {
-        let reference = match (reference_for(s), &openssl.note) {
-            (Err(why), _) => Err(why),
-            (Ok(_), Some(note)) => Err(note.clone()),
-            (Ok(p), None) => {
-                progress.status(&format!("openssl speed: {}", label(s)));
-                refs.get(&p, REFERENCE_SECONDS, REFERENCE_RUNS)
-            }
-        };
-        for &backend in &backends {
-            process::check_interrupted()?;
-            progress.status(&format!("{} ({backend})", label(s)));
-            let mut row = row_base(s, backend);
-            let timed = s
-                .op(backend)
-                .and_then(|mut op| measure::run_adaptive(&mut op, args.min_time, args.repeat));
-            match timed {
-                Ok(samples) => {
-                    let mib: Vec<f64> = samples.iter().map(|x| x.mib_s()).collect();
-                    let share: Vec<f64> = samples.iter().map(|x| x.cpu_share()).collect();
-                    row.cpu_share = crate::bench::stats::median(&share);
-                    row.sample_cpu_s = samples.iter().map(|x| x.cpu_s).collect();
-                    row.stats = Stats::from_samples(mib);
-                }
-                Err(e) => {
-                    if e.downcast_ref::<process::Interrupted>().is_some() {
-                        return Err(e);
-                    }
-                    row.error = Some(format!("{e:#}"));
-                }
-            }
-            match &reference {
-                Ok(r) => {
-                    row.ratio = row
-                        .stats
-                        .as_ref()
-                        .map(|s| s.median_mib_s / r.stats.median_mib_s);
-                    row.reference = Some(r.clone());
-                }
-                Err(why) => row.reference_note = Some(why.clone()),
-            }
-            progress.step(&row_line(&label(s), backend, &row));
-            rows.push(row);
-        }
-    }
-    progress.finish();
-    let busy = rows
-        .iter()
-        .filter_map(|r| r.cpu_share)
-        .fold(f64::INFINITY, f64::min);
-    if busy < 0.8 {
-        warnings.push(format!(
-            "the machine was busy: the measuring thread got as little as {:.0}% of a core; \
-             figures are per CPU-second (as openssl speed counts), but caches and turbo were shared",
-            busy * 100.0
-        ));
-    }
-    Ok(SpeedReport {
-        schema: model::SCHEMA.into(),
-        tool_version: env!("CARGO_PKG_VERSION").into(),
-        started,
-        machine: sysinfo::local(),
-        settings: Settings {
-            packet_bytes: PACKET_BYTES,
-            min_time_s: args.min_time,
-            samples: args.repeat,
-            crypto: backends.iter().map(|b| b.to_string()).collect(),
-            clock: "thread-cpu".into(),
-        },
-        openssl,
-        rows,
-        warnings,
-        backend_choice: Some(crate::speed::backends::this_cpu()),
-    })
-}
-
-/// `aes128-ctr (openssl): 4012.5 MiB/s, 0.93× openssl speed`, or the row's error.
-fn row_line(label: &str, backend: impl std::fmt::Display, row: &SpeedRow) -> String {
-    match (&row.error, &row.stats) {
-        (Some(e), _) => format!("{label} ({backend}): {e}"),
-        (None, Some(st)) => match row.ratio {
-            Some(r) => format!(
-                "{label} ({backend}): {:.1} MiB/s, {r:.2}× openssl speed",
-                st.median_mib_s
-            ),
-            None => format!("{label} ({backend}): {:.1} MiB/s", st.median_mib_s),
-        },
-        (None, None) => format!("{label} ({backend}): no result"),
+/// The domain's options from the command line.
+fn options(args: &SpeedArgs) -> Options {
+    Options {
+        ciphers: args.ciphers.clone(),
+        macs: args.macs.clone(),
+        rows: args.rows.clone(),
+        backends: args.crypto,
+        min_time_s: args.min_time,
+        repeat: args.repeat,
+        reference: !args.no_reference,
     }
 }

@@ -10,7 +10,7 @@ use sshd_config::catalog::cipher_rejection;
 /// OpenSSH releases that do strict KEX (the Terrapin countermeasure) on both ends from here on.
 pub const STRICT_KEX_SINCE: OpenSshVersion = OpenSshVersion::new(9, 6);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Policy {
     /// AEAD and CTR ciphers graded ok by the catalog.
     Secure,

@@ -2,13 +2,12 @@
 //! can make it look faster than real data), or the user's own directory.
 
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
 use rand::{RngCore, SeedableRng};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DatasetKind {
     /// One large file: the seed's case, streaming throughput.
     Big,

@@ -3,14 +3,13 @@
 
 use crate::process::{self, drain_stderr, last_line, ChildGuard};
 use anyhow::{anyhow, Result};
-use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// An rsync variant as the report names it (`Variant::as_str`, the same words in JSON).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Variant {
     /// Fresh destination, `--whole-file`: no delta algorithm, the plain copy speed.

@@ -2,9 +2,7 @@
 //! kind's formats implement it (`table.rs`, `csv.rs`, `markdown.rs` for bench, `speed/` for
 //! speed; JSON once for every kind in `json.rs`); `render.rs` picks one per kind and format.
 
-use clap::ValueEnum;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Format {
     Table,
     Json,

@@ -2,21 +2,17 @@
 //! MiB/s (binary bytes per second) and the JSON, CSV and HTML keep them so; network people read
 //! links in Mbit/s (iperf3's `-f m`), disk vendors in MB/s, so a table may show either.
 
-use clap::ValueEnum;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 const BYTES_PER_MIB: f64 = 1_048_576.0;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RateUnit {
     /// Mebibytes (2^20 bytes) per second, as measured.
-    #[value(name = "MiB/s", alias = "mib")]
     MibS,
     /// Megabits (10^6 bits) per second, as link speeds and iperf3 count.
-    #[value(name = "Mbit/s", alias = "mbit")]
     MbitS,
     /// Megabytes (10^6 bytes) per second.
-    #[value(name = "MB/s", alias = "mb")]
     MbS,
 }
 

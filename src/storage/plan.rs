@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Layer {
     /// The mapped block device itself.
@@ -12,7 +12,7 @@ pub enum Layer {
     Ext4,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Perf {
     /// dm-crypt's default queueing (kcryptd workqueues).
@@ -30,7 +30,7 @@ impl Perf {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     /// Like `hdparm -t`: buffered sequential read of the block device in 2 MiB requests.
@@ -39,21 +39,17 @@ pub enum Test {
     Wr,
     /// Like `dd bs=16M conv=fsync`: buffered write, clock stops after fsync.
     #[serde(rename = "wr-s")]
-    #[value(name = "wr-s")]
     WrS,
     /// Like `dd bs=16M oflag=direct,dsync`: direct synchronous writes.
     #[serde(rename = "wr-ds")]
-    #[value(name = "wr-ds")]
     WrDs,
     /// Like `dd bs=16M` reading back: buffered sequential read after dropping caches.
     Rd,
     /// fio random 75 % read / 25 % write, 4 KiB, direct I/O.
     #[serde(rename = "randrw-4k")]
-    #[value(name = "randrw-4k")]
     RandRw4k,
     /// The same with 64 KiB requests.
     #[serde(rename = "randrw-64k")]
-    #[value(name = "randrw-64k")]
     RandRw64k,
 }
 
@@ -133,7 +129,7 @@ pub struct Target {
     pub layers: Vec<Layer>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Preset {
     /// The seed's tables: AES/Twofish/Serpent in CBC and XTS with plain, plain64 and ESSIV IVs,
