@@ -13,7 +13,7 @@ use super::options::Options;
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
 use crate::remote;
-use crate::serve::in_process::EmbeddedNative;
+use crate::serve::in_process::InProcessServer;
 use crate::target::Resolved;
 use crate::target::SshError;
 use crate::transport::client::ClientConfig;
@@ -32,7 +32,7 @@ pub struct NativeEngine {
     offered: Vec<String>,
     window: u32,
     /// Kept alive while the engine is used; dropping it stops the in-process server.
-    embedded: Option<EmbeddedNative>,
+    embedded: Option<InProcessServer>,
     /// The server is another machine behind a loopback address (`Reach::Forwarded`).
     forwarded: bool,
 }
@@ -47,7 +47,8 @@ impl NativeEngine {
             ..ConnOptions::default()
         };
         let Some(target) = &opts.target else {
-            let server = EmbeddedNative::start(Preferences::from_catalog(true), conn_opts.clone())?;
+            let server =
+                InProcessServer::start(Preferences::from_catalog(true), conn_opts.clone())?;
             let mut client = server.client.clone();
             client.window = window;
             client.packet_size = packet_size;

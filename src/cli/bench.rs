@@ -13,7 +13,7 @@ use clap::{Args, ValueEnum, ValueHint};
 use std::path::PathBuf;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Engine {
+pub enum EngineChoice {
     /// The system `ssh` client against the server's sshd.
     Openssh,
     /// sshtune's own SSH client (against `sshtune serve`, or any sshd with a shell).
@@ -68,7 +68,7 @@ pub struct BenchArgs {
     /// Which SSH implementation carries the transfers. Default: `openssh` for a HOST; with no
     /// HOST, `both` when an OpenSSH sshd is installed, else `native` alone.
     #[arg(long, value_enum)]
-    pub engine: Option<Engine>,
+    pub engine: Option<EngineChoice>,
     /// Native engine: largest SSH data packet payload we send and accept (e.g. 32K; 1K–128K).
     #[arg(long, value_parser = parse_packet_size)]
     pub packet_size: Option<u32>,
@@ -115,12 +115,12 @@ pub struct BenchArgs {
 
 impl BenchArgs {
     /// The engine to run, after the defaults described on `--engine`.
-    pub fn engine(&self) -> Engine {
+    pub fn engine(&self) -> EngineChoice {
         match (self.engine, &self.host) {
             (Some(e), _) => e,
-            (None, Some(_)) => Engine::Openssh,
-            (None, None) if crate::process::find_program("sshd").is_some() => Engine::Both,
-            (None, None) => Engine::Native,
+            (None, Some(_)) => EngineChoice::Openssh,
+            (None, None) if crate::process::find_program("sshd").is_some() => EngineChoice::Both,
+            (None, None) => EngineChoice::Native,
         }
     }
 }

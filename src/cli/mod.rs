@@ -18,7 +18,7 @@ mod tcp_sink;
 mod values;
 
 pub use crate::units::parse_size;
-pub use bench::{BenchArgs, Engine};
+pub use bench::{BenchArgs, EngineChoice};
 pub use config::ConfigArgs;
 pub use generate::{GenerateArgs, Generated};
 pub use output::OutputArgs;

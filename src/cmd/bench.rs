@@ -5,7 +5,7 @@ use crate::bench::model::BenchReport;
 use crate::bench::options::{CeilingSource, NativeOptions, Options, SamplingOptions};
 use crate::bench::suite;
 use crate::bench::EngineKind;
-use crate::cli::{BenchArgs, Engine, SshArgs};
+use crate::cli::{BenchArgs, EngineChoice, SshArgs};
 use crate::progress;
 use crate::report::{self, outputs, Format};
 use crate::target::SshTarget;
@@ -58,11 +58,11 @@ pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
 }
 
 /// The engines `--engine` names (after its defaults), in the order they run.
-pub fn engines(engine: Engine) -> Vec<EngineKind> {
+pub fn engines(engine: EngineChoice) -> Vec<EngineKind> {
     match engine {
-        Engine::Openssh => vec![EngineKind::Openssh],
-        Engine::Native => vec![EngineKind::Native],
-        Engine::Both => vec![EngineKind::Openssh, EngineKind::Native],
+        EngineChoice::Openssh => vec![EngineKind::Openssh],
+        EngineChoice::Native => vec![EngineKind::Native],
+        EngineChoice::Both => vec![EngineKind::Openssh, EngineKind::Native],
     }
 }
 

@@ -1,5 +1,5 @@
 //! `sshtune config`: bench report in, validated sshd drop-in / client block / rsync line out.
-//! Ranked by the OpenSSH engine's rows (see `config::engine`); `--check` prints the drop-in
+//! Ranked by the OpenSSH engine's rows (see `config::figures`); `--check` prints the drop-in
 //! only when the real `sshd -t` accepts it.
 
 use crate::bench::model::{BenchReport, SCHEMA};
@@ -7,7 +7,7 @@ use crate::bench::{suite, EngineKind, Options, SamplingOptions};
 use crate::cli::ConfigArgs;
 use crate::config::apply::{self, one_line, reload_hint};
 use crate::config::emit::{self, Emitted, Meta};
-use crate::config::engine;
+use crate::config::figures;
 use crate::config::policy;
 use crate::config::sshd::Sshd;
 use crate::exit::{PolicyFailure, UsageError};
@@ -22,8 +22,8 @@ pub fn run(args: ConfigArgs) -> Result<()> {
     // Ctrl-C must not cut --apply between writing and checking; steps poll the flag instead.
     crate::process::install_signal_handlers()?;
     let report = load(&args)?;
-    let figures = engine::choose(&report)?;
-    let report = engine::restrict(&report, &figures);
+    let figures = figures::choose(&report)?;
+    let report = figures::restrict(&report, &figures);
     let target = target(&args, &report)?;
     let sel = policy::select(&report, args.policy, target, args.direction);
     let meta = Meta {

@@ -25,7 +25,7 @@ pub struct Meta {
     pub client_host: String,
     /// The local OpenSSH client's release, when known.
     pub client_version: Option<OpenSshVersion>,
-    /// Which engine's rows the figures are (see `config::engine`).
+    /// Which engine's rows the figures are (see `config::figures`).
     pub figures: String,
 }
 

@@ -9,7 +9,7 @@
 
 pub mod apply;
 pub mod emit;
-pub mod engine;
+pub mod figures;
 pub mod policy;
 pub mod pool;
 pub mod reach;

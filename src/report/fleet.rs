@@ -8,7 +8,7 @@ use super::export::Format;
 use super::html::shell::{esc, list, page, table};
 use super::load::{FleetError, Loaded};
 use crate::bench::model::{BenchReport, Direction, Directions};
-use crate::config::{engine, policy};
+use crate::config::{figures, policy};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use serde::Serialize;
 
@@ -108,14 +108,14 @@ fn host(file: &str, report: &BenchReport) -> Host {
         ciphers_line: None,
         error: None,
     };
-    let figures = match engine::choose(report) {
+    let figures = match figures::choose(report) {
         Ok(f) => f,
         Err(e) => {
             h.error = Some(format!("{e:#}"));
             return h;
         }
     };
-    let report = engine::restrict(report, &figures);
+    let report = figures::restrict(report, &figures);
     let Some(target) = policy::target_version(&report) else {
         h.error = Some(format!(
             "OpenSSH release unknown (banner {}): no config line",

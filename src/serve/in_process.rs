@@ -14,14 +14,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub struct EmbeddedNative {
+pub struct InProcessServer {
     pub addr: SocketAddr,
     /// A client configuration that trusts this server and is authorized on it.
     pub client: ClientConfig,
     _dir: tempfile::TempDir,
 }
 
-impl EmbeddedNative {
+impl InProcessServer {
     /// `prefs` is what the server allows (legacy ciphers included if the caller wants).
     pub fn start(prefs: Preferences, opts: Options) -> Result<Self> {
         let dir = tempfile::Builder::new()

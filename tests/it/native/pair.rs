@@ -1,7 +1,7 @@
 //! Native client against the native server, in one process, over real loopback TCP.
 
 use crate::support;
-use sshtune::serve::in_process::EmbeddedNative;
+use sshtune::serve::in_process::InProcessServer;
 use sshtune::transport::client::{connect, Exec};
 use sshtune::transport::conn::Options;
 use sshtune::transport::kex::Preferences;
@@ -16,7 +16,7 @@ fn prefs(cipher: &str, mac: Option<&str>) -> Preferences {
 /// Returns how many times the client rekeyed.
 fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) -> u32 {
     let server =
-        EmbeddedNative::start(Preferences::from_catalog(true), Options::default()).unwrap();
+        InProcessServer::start(Preferences::from_catalog(true), Options::default()).unwrap();
     let mut cfg = server.client.clone();
     cfg.prefs = prefs(cipher, mac);
     cfg.opts = opts;
@@ -68,7 +68,7 @@ fn none_cipher_moves_bytes_both_ways() {
 fn unknown_command_is_refused_without_a_shell() {
     let _lock = support::shared();
     let server =
-        EmbeddedNative::start(Preferences::from_catalog(true), Options::default()).unwrap();
+        InProcessServer::start(Preferences::from_catalog(true), Options::default()).unwrap();
     let mut cfg = server.client.clone();
     cfg.prefs = prefs("none", None);
     let t = connect("127.0.0.1", server.addr.port(), &cfg).unwrap();
@@ -139,7 +139,7 @@ fn diffie_hellman_group14_native_to_native() {
 fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
     let _lock = support::shared();
     use sshtune::bench::native::{Native, Peer};
-    let server = EmbeddedNative::start(Preferences::modern(), Options::default()).unwrap();
+    let server = InProcessServer::start(Preferences::modern(), Options::default()).unwrap();
     let n = Native::new(
         "127.0.0.1".into(),
         server.addr.port(),
