@@ -399,3 +399,13 @@ impl ResultRow {
         }
     }
 }
+
+/// A bench report of `tests/fixtures/config/`, for unit tests.
+#[cfg(test)]
+pub fn fixture(name: &str) -> BenchReport {
+    let path = format!(
+        "{}/tests/fixtures/config/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}

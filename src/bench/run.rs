@@ -281,11 +281,8 @@ mod tests {
                 bytes: job.bytes,
                 seconds: job.bytes as f64 / MIB as f64 / self.rate_mib_s,
                 client_cpu_s: Some(job.bytes as f64 / MIB as f64 / self.rate_mib_s * 0.99),
-                client_user_cpu_s: None,
                 server_cpu_s: Some(0.0),
-                server_busy_s: None,
-                server_quota_cores: None,
-                placement: None,
+                ..Sample::default()
             })
         }
     }

@@ -37,34 +37,53 @@ fn man_pages(dir: &Path) -> Result<Vec<String>> {
         .collect();
     let mut written = Vec::new();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let man = Man::new(sub.clone());
-        let mut page = Vec::new();
-        man.render_title(&mut page)?;
-        man.render_name_section(&mut page)?;
-        man.render_synopsis_section(&mut page)?;
-        man.render_description_section(&mut page)?;
-        man.render_options_section(&mut page)?;
-        closing_sections(sub.get_name(), &pages).to_writer(&mut page)?;
-        if sub.get_version().is_some() {
-            man.render_version_section(&mut page)?;
-        }
-        std::fs::write(dir.join(man.get_filename()), page)?;
-        written.push(man.get_filename());
+        let closing = closing_sections(sub.get_name(), &pages);
+        let version = sub.get_version().is_some();
+        written.push(man_page(
+            dir,
+            Man::new(sub.clone()),
+            None,
+            closing,
+            version,
+        )?);
     }
-    let man = Man::new(cmd);
+    let closing = closing_sections("sshtune", &pages);
+    written.push(man_page(
+        dir,
+        Man::new(cmd),
+        Some(exit_status_section()),
+        closing,
+        true,
+    )?);
+    Ok(written)
+}
+
+/// One page: title, name, synopsis, description and options; the top page's subcommands and
+/// `status` section; the `closing` sections, then the version where there is one. Returns the
+/// file name written into `dir`.
+fn man_page(
+    dir: &Path,
+    man: Man,
+    status: Option<Roff>,
+    closing: Roff,
+    version: bool,
+) -> Result<String> {
     let mut page = Vec::new();
     man.render_title(&mut page)?;
     man.render_name_section(&mut page)?;
     man.render_synopsis_section(&mut page)?;
     man.render_description_section(&mut page)?;
     man.render_options_section(&mut page)?;
-    man.render_subcommands_section(&mut page)?;
-    exit_status_section().to_writer(&mut page)?;
-    closing_sections("sshtune", &pages).to_writer(&mut page)?;
-    man.render_version_section(&mut page)?;
+    if let Some(status) = status {
+        man.render_subcommands_section(&mut page)?;
+        status.to_writer(&mut page)?;
+    }
+    closing.to_writer(&mut page)?;
+    if version {
+        man.render_version_section(&mut page)?;
+    }
     std::fs::write(dir.join(man.get_filename()), page)?;
-    written.push(man.get_filename());
-    Ok(written)
+    Ok(man.get_filename())
 }
 
 /// The `--help` epilogue as a proper man section (clap_mangen would title it EXTRA).

@@ -274,11 +274,7 @@ mod tests {
     use crate::config::policy::{select, Policy};
 
     fn report() -> BenchReport {
-        let path = format!(
-            "{}/tests/fixtures/config/bench-openssh-9.2.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+        crate::bench::model::fixture("bench-openssh-9.2.json")
     }
 
     fn meta(client: Option<OpenSshVersion>) -> Meta {

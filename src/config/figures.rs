@@ -91,14 +91,7 @@ pub fn restrict(report: &BenchReport, figures: &Figures) -> BenchReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fixture(name: &str) -> BenchReport {
-        let path = format!(
-            "{}/tests/fixtures/config/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
+    use crate::bench::model::fixture;
 
     #[test]
     fn a_report_of_both_engines_is_ranked_by_openssh() {

@@ -317,14 +317,7 @@ pub fn target_version(report: &BenchReport) -> Option<OpenSshVersion> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fixture(name: &str) -> BenchReport {
-        let path = format!(
-            "{}/tests/fixtures/config/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    }
+    use crate::bench::model::fixture;
 
     fn names(sel: &Selection) -> Vec<&str> {
         sel.chosen.iter().map(|c| c.name.as_str()).collect()

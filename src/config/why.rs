@@ -93,21 +93,19 @@ mod tests {
 
     #[test]
     fn the_first_cipher_says_why_on_these_cpus() {
-        let path = format!(
-            "{}/tests/fixtures/config/bench-openssh-9.2.json",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        let mut r: BenchReport =
-            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let secure = |r: &BenchReport| {
+            select(
+                r,
+                Policy::Secure,
+                OpenSshVersion::new(9, 2),
+                Directions::Both,
+            )
+        };
+        let mut r = crate::bench::model::fixture("bench-openssh-9.2.json");
         r.client.machine.arch = Some("x86_64".into());
         r.client.machine.cpu_features = crypto_features(Some("x86_64"), "aes pclmulqdq");
         r.server.machine = r.client.machine.clone();
-        let sel = select(
-            &r,
-            Policy::Secure,
-            OpenSshVersion::new(9, 2),
-            Directions::Both,
-        );
+        let sel = secure(&r);
         let line = first(&sel, &r).unwrap();
         assert!(
             line.starts_with(&format!("{} is first: ", sel.chosen[0].name)),
@@ -123,12 +121,7 @@ mod tests {
                 row.median_mib_s = Some(1e6);
             }
         }
-        let sel = select(
-            &r,
-            Policy::Secure,
-            OpenSshVersion::new(9, 2),
-            Directions::Both,
-        );
+        let sel = secure(&r);
         let line = first(&sel, &r).unwrap();
         assert!(
             line.starts_with("chacha20-poly1305@openssh.com is first"),

@@ -30,6 +30,22 @@ pub struct Host {
     pub error: Option<String>,
 }
 
+impl Host {
+    /// A host of `file` with no figure, line or error yet.
+    fn new(host: &str, file: &str) -> Self {
+        Self {
+            host: host.to_string(),
+            file: file.to_string(),
+            best: None,
+            up_mib_s: None,
+            down_mib_s: None,
+            verdict: None,
+            ciphers_line: None,
+            error: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Fleet {
     pub schema: String,
@@ -82,32 +98,18 @@ pub fn fleet(reports: &[(String, Loaded)]) -> Fleet {
 }
 
 fn failed(file: &str, e: &FleetError) -> Host {
+    let error = match &e.step {
+        Some(s) => format!("{s}: {}", e.error),
+        None => e.error.clone(),
+    };
     Host {
-        host: e.host.clone(),
-        file: file.to_string(),
-        best: None,
-        up_mib_s: None,
-        down_mib_s: None,
-        verdict: None,
-        ciphers_line: None,
-        error: Some(match &e.step {
-            Some(s) => format!("{s}: {}", e.error),
-            None => e.error.clone(),
-        }),
+        error: Some(error),
+        ..Host::new(&e.host, file)
     }
 }
 
 fn host(file: &str, report: &BenchReport) -> Host {
-    let mut h = Host {
-        host: report.host.clone(),
-        file: file.to_string(),
-        best: None,
-        up_mib_s: None,
-        down_mib_s: None,
-        verdict: None,
-        ciphers_line: None,
-        error: None,
-    };
+    let mut h = Host::new(&report.host, file);
     let figures = match figures::choose(report) {
         Ok(f) => f,
         Err(e) => {

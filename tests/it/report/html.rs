@@ -111,6 +111,19 @@ fn load(page: &Path, png: &Path) -> Rendered {
     r
 }
 
+/// The page of the example report of `kind`, rendered in headless Chromium, and the report's
+/// JSON; None where no browser runs (`browser`).
+fn example_page(kind: &str) -> Option<(Rendered, Value)> {
+    if !browser() {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = format!("{kind}.json");
+    let page = html_of(&[&file], dir.path(), kind);
+    let r = render(&page, &dir.path().join(format!("{kind}.png")));
+    Some((r, json(&file)))
+}
+
 fn count(dom: &str, attr: &str) -> usize {
     dom.matches(&format!(" {attr}=\"")).count()
 }
@@ -118,13 +131,9 @@ fn count(dom: &str, attr: &str) -> usize {
 #[test]
 fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
     let _lock = support::shared();
-    if !browser() {
+    let Some((r, v)) = example_page("bench") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let page = html_of(&["bench.json"], dir.path(), "bench");
-    let r = render(&page, &dir.path().join("bench.png"));
-    let v = json("bench.json");
+    };
     let rows = v["results"].as_array().unwrap();
     let measured = rows
         .iter()
@@ -150,13 +159,9 @@ fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
 #[test]
 fn speed_page_has_a_bar_per_row_and_the_openssl_reference_beside_it() {
     let _lock = support::shared();
-    if !browser() {
+    let Some((r, v)) = example_page("speed") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let page = html_of(&["speed.json"], dir.path(), "speed");
-    let r = render(&page, &dir.path().join("speed.png"));
-    let v = json("speed.json");
+    };
     let rows = v["rows"].as_array().unwrap();
     let measured = rows
         .iter()
@@ -171,13 +176,9 @@ fn speed_page_has_a_bar_per_row_and_the_openssl_reference_beside_it() {
 #[test]
 fn storage_page_is_a_heat_map_with_a_cell_per_figure() {
     let _lock = support::shared();
-    if !browser() {
+    let Some((r, v)) = example_page("storage") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let page = html_of(&["storage.json"], dir.path(), "storage");
-    let r = render(&page, &dir.path().join("storage.png"));
-    let v = json("storage.json");
+    };
     let m = &v["matrix"];
     let cells = m["cells"].as_array().unwrap().len() * m["tests"].as_array().unwrap().len();
     assert!(cells > 0);
@@ -192,13 +193,9 @@ fn storage_page_is_a_heat_map_with_a_cell_per_figure() {
 #[test]
 fn pipeline_page_has_a_bar_and_a_cpu_stack_per_row() {
     let _lock = support::shared();
-    if !browser() {
+    let Some((r, v)) = example_page("pipeline") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let page = html_of(&["pipeline.json"], dir.path(), "pipeline");
-    let r = render(&page, &dir.path().join("pipeline.png"));
-    let v = json("pipeline.json");
+    };
     let rows = v["rows"].as_array().unwrap();
     let measured = rows
         .iter()

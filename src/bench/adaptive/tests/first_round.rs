@@ -252,12 +252,7 @@ fn a_start_cost_lengthens_samples_that_agree() {
     let pair = |mib: u64, secs: f64| Sample {
         bytes: mib * MIB,
         seconds: secs,
-        client_cpu_s: None,
-        client_user_cpu_s: None,
-        server_cpu_s: None,
-        server_busy_s: None,
-        server_quota_cores: None,
-        placement: None,
+        ..Sample::default()
     };
     let cost = start_cost(&pair(10, 0.15), &pair(20, 0.25)).unwrap();
     assert!((cost - 0.05).abs() < 1e-9);

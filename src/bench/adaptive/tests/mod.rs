@@ -101,12 +101,7 @@ impl Executor for Scripted {
         Ok(Sample {
             bytes: job.bytes,
             seconds: (mib / rate + self.ramp_s) * (1.0 + sign * self.jitter) * disturbed,
-            client_cpu_s: None,
-            client_user_cpu_s: None,
-            server_cpu_s: None,
-            server_busy_s: None,
-            server_quota_cores: None,
-            placement: None,
+            ..Sample::default()
         })
     }
 }

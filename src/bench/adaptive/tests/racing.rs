@@ -95,12 +95,7 @@ fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
             .map(|&r| Sample {
                 bytes: (r * MIB as f64) as u64,
                 seconds: 1.0,
-                client_cpu_s: None,
-                client_user_cpu_s: None,
-                server_cpu_s: None,
-                server_busy_s: None,
-                server_quota_cores: None,
-                placement: None,
+                ..Sample::default()
             })
             .collect(),
         error: None,
