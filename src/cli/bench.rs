@@ -4,10 +4,9 @@ use super::output::OutputArgs;
 use super::parse::{parse_packet_size, parse_window};
 use super::serve::THREADS_HELP;
 use super::ssh::SshArgs;
-use super::values::{parser, DirectionsArg, FormatArg};
+use super::values::{parser, DirectionsArg};
 use crate::bench::model::Directions;
 use crate::bench::options::{NativeOptions, SamplingOptions};
-use crate::report::Format;
 use crate::units::{parse_ceiling, parse_size, Rate};
 use clap::{Args, ValueEnum, ValueHint};
 use std::path::PathBuf;
@@ -92,8 +91,6 @@ pub struct BenchArgs {
     /// then rest on CPU figures and the path inference.
     #[arg(long, alias = "no-ceilings")]
     pub no_ceiling: bool,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Print the evidence behind each verdict (CPU %, quota, ceiling, ratio).

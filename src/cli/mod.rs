@@ -103,13 +103,13 @@ impl Command {
     /// The command's `--format`, for those that print a report.
     fn format_mut(&mut self) -> Option<&mut Format> {
         match self {
-            Command::Bench(a) => Some(&mut a.format),
-            Command::Probe(a) => Some(&mut a.format),
+            Command::Bench(a) => Some(&mut a.out.format),
+            Command::Probe(a) => Some(&mut a.out.format),
             Command::Config(a) => Some(&mut a.format),
-            Command::Speed(a) => Some(&mut a.format),
-            Command::Pipeline(a) => Some(&mut a.format),
-            Command::Storage(a) => Some(&mut a.format),
-            Command::Report(a) => Some(&mut a.format),
+            Command::Speed(a) => Some(&mut a.out.format),
+            Command::Pipeline(a) => Some(&mut a.out.format),
+            Command::Storage(a) => Some(&mut a.out.format),
+            Command::Report(a) => Some(&mut a.out.format),
             Command::Serve(_) | Command::TcpSink(_) | Command::Generate(_) => None,
         }
     }

@@ -1,13 +1,17 @@
 //! `--output` and `--export-*`: the files a report is written to besides stdout.
 
+use super::values::{parser, FormatArg};
+use crate::report::outputs::{self, Outputs};
 use crate::report::Format;
 use clap::Args;
 use std::path::PathBuf;
 
 /// Where a report is written besides stdout: as many files as asked, so one long run gives
 /// JSON for scripts and a page for people without measuring twice.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
+    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
+    pub format: Format,
     /// Also write the report to FILE (repeatable). Its format comes from the extension
     /// (.json .csv .md .html .txt/.table); any other name takes --format. Stdout keeps
     /// --format unless a file already receives it. Every FILE is checked writable before
@@ -29,6 +33,11 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Every output of the command, planned and checked writable before anything is measured.
+    pub fn plan(&self) -> anyhow::Result<Outputs> {
+        outputs::plan(&self.requests(), self.format)
+    }
+
     /// Every requested file with its explicit format (`None`: from the extension).
     pub fn requests(&self) -> Vec<(PathBuf, Option<Format>)> {
         let mut all: Vec<(PathBuf, Option<Format>)> =

@@ -3,8 +3,7 @@
 use super::output::OutputArgs;
 use super::parse::parse_interval;
 use super::ssh::SshArgs;
-use super::values::{parser, DatasetArg, FormatArg, VariantArg};
-use crate::report::Format;
+use super::values::{parser, DatasetArg, VariantArg};
 use crate::units::parse_size;
 use clap::Args;
 use std::path::PathBuf;
@@ -74,8 +73,6 @@ pub struct PipelineArgs {
     /// fits (fewer settings first, then fewer copies) and the report names what it left out.
     #[arg(long, requires = "luks", value_name = "DURATION", value_parser = crate::units::parse_duration)]
     pub max_time: Option<f64>,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// No progress on stderr.

@@ -3,8 +3,6 @@
 use super::output::OutputArgs;
 use super::parse::parse_step_timeout;
 use super::ssh::SshArgs;
-use super::values::{parser, FormatArg};
-use crate::report::Format;
 use clap::{Args, ValueEnum, ValueHint};
 use std::time::Duration;
 
@@ -15,8 +13,6 @@ pub struct ProbeArgs {
     pub host: String,
     #[command(flatten)]
     pub ssh: SshArgs,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Exit with status 3 when the server offers a cipher or MAC of this grade or worse

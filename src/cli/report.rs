@@ -1,8 +1,6 @@
 //! `sshtune report`: saved reports re-rendered or compared.
 
 use super::output::OutputArgs;
-use super::values::{parser, FormatArg};
-use crate::report::Format;
 use clap::Args;
 use std::path::PathBuf;
 
@@ -12,8 +10,6 @@ pub struct ReportArgs {
     /// standard input. Two or more of one kind: a comparison against the first.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// Name of each run in a comparison, in the order of the files (default: what differs

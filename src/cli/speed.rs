@@ -1,8 +1,7 @@
 //! `sshtune speed`: which ciphers, MACs and backends to time, and for how long.
 
 use super::output::OutputArgs;
-use super::values::{parser, CryptoArg, FormatArg, RowsArg};
-use crate::report::Format;
+use super::values::{parser, CryptoArg, RowsArg};
 use crate::speed::model::RowKind;
 use crate::speed::options::{BackendChoice, Options};
 use clap::Args;
@@ -33,8 +32,6 @@ pub struct SpeedArgs {
     /// Skip the `openssl speed` reference column.
     #[arg(long)]
     pub no_reference: bool,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// No progress on stderr.

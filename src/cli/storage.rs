@@ -2,8 +2,7 @@
 
 use super::output::OutputArgs;
 use super::parse::parse_step_timeout;
-use super::values::{parser, FormatArg, LayerArg, PerfArg, PresetArg, TestArg};
-use crate::report::Format;
+use super::values::{parser, LayerArg, PerfArg, PresetArg, TestArg};
 use crate::units::parse_size;
 use clap::Args;
 use std::path::PathBuf;
@@ -65,8 +64,6 @@ pub struct StorageArgs {
     /// Skip the cipher speed layer.
     #[arg(long)]
     pub no_speed: bool,
-    #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
-    pub format: Format,
     #[command(flatten)]
     pub out: OutputArgs,
     /// No progress on stderr.

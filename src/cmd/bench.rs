@@ -7,13 +7,13 @@ use crate::bench::suite;
 use crate::bench::EngineKind;
 use crate::cli::{BenchArgs, EngineChoice, SshArgs};
 use crate::progress;
-use crate::report::{self, outputs, Format};
+use crate::report::{self, Format};
 use crate::target::SshTarget;
 use anyhow::{bail, Result};
 
 /// Runs the bench and presents the report as the arguments ask.
 pub fn run(args: BenchArgs) -> Result<()> {
-    let mut outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let mut outputs = args.out.plan()?;
     if args.json_stream {
         outputs = outputs.files_only();
     }

@@ -4,11 +4,11 @@
 use crate::cli::PipelineArgs;
 use crate::pipeline::{run, Options};
 use crate::progress::{self, Progress};
-use crate::report::{outputs, render};
+use crate::report::render;
 use anyhow::{bail, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let outputs = args.out.plan()?;
     super::bench_names::check_ssh_ciphers(&args.ciphers)?;
     let progress = progress::Stderr::new(args.quiet).log_status("pipeline");
     let say = |msg: &str| progress.note(msg);

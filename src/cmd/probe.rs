@@ -6,12 +6,12 @@ use crate::cli::{FailOn, ProbeArgs};
 use crate::exit::PolicyFailure;
 use crate::probe::model::ProbeReport;
 use crate::probe::probe;
-use crate::report::{outputs, render};
+use crate::report::render;
 use crate::target::SshTarget;
 use anyhow::Result;
 
 pub fn run(args: ProbeArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let outputs = args.out.plan()?;
     let timeout = args.timeout;
     let result = match destination(&args)? {
         Ok((target, r)) => crate::probe::probe_target(&target, &r, timeout)?,

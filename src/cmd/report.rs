@@ -5,11 +5,11 @@ use crate::cli::ReportArgs;
 use crate::exit::{PolicyFailure, UsageError};
 use crate::report::compare::{self, drops, Comparison};
 use crate::report::load::{self, Loaded};
-use crate::report::{outputs, Format};
+use crate::report::Format;
 use anyhow::Result;
 
 pub fn run(args: ReportArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let outputs = args.out.plan()?;
     let mut reports: Vec<(String, Loaded)> = Vec::new();
     for f in &args.files {
         reports.push((f.display().to_string(), load::load(f)?));

@@ -3,13 +3,12 @@
 
 use crate::cli::SpeedArgs;
 use crate::progress;
-use crate::report::outputs;
 use crate::speed::options::Options;
 use crate::speed::suite;
 use anyhow::{bail, Result};
 
 pub fn run(args: SpeedArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let outputs = args.out.plan()?;
     let report = suite::run(&options(&args), &progress::Stderr::new(args.quiet))?;
     outputs.write(|f| crate::report::render::speed(&report, f))?;
     if report.rows.iter().all(|r| r.error.is_some()) {

@@ -4,13 +4,13 @@
 use crate::cli::StorageArgs;
 use crate::process;
 use crate::progress::{self, Progress};
-use crate::report::{outputs, render};
+use crate::report::render;
 use crate::storage::plan::{Overrides, Preset};
 use crate::storage::suite::{self, Options};
 use anyhow::Result;
 
 pub fn run(args: StorageArgs) -> Result<()> {
-    let outputs = outputs::plan(&args.out.requests(), args.format)?;
+    let outputs = args.out.plan()?;
     process::install_signal_handlers()?;
     let opts = options(&args);
     let progress = progress::Stderr::new(args.quiet).log_status("storage");
