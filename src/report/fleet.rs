@@ -7,6 +7,7 @@
 use super::export::Format;
 use super::html::shell::{esc, list, page, table};
 use super::load::{FleetError, Loaded};
+use super::md_table::{markdown_table, Align};
 use crate::bench::model::{BenchReport, Direction, Directions};
 use crate::config::{figures, policy};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -243,11 +244,14 @@ pub fn render(f: &Fleet, format: Format) -> anyhow::Result<String> {
             out
         }
         Format::Markdown => {
-            let mut out = format!("| {} |\n|---|---|---:|---:|---|---|\n", HEADER.join(" | "));
-            for h in &f.hosts {
-                let c: Vec<String> = cells(h).iter().map(|x| x.replace('|', "\\|")).collect();
-                out.push_str(&format!("| {} |\n", c.join(" | ")));
-            }
+            let rows: Vec<Vec<String>> = f.hosts.iter().map(cells).collect();
+            let mut out = markdown_table(&HEADER, &rows, |i| {
+                if (2..4).contains(&i) {
+                    Align::Right
+                } else {
+                    Align::Left
+                }
+            });
             out.push('\n');
             for l in legend(f) {
                 out.push_str(&format!("{l}  \n"));

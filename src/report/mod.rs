@@ -17,6 +17,7 @@ mod json;
 pub mod load;
 pub mod machine;
 mod markdown;
+pub mod md_table;
 pub mod outputs;
 pub mod pipeline;
 pub mod placement;

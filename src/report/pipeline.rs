@@ -1,6 +1,7 @@
 //! Presentation of a pipeline report: table, JSON, CSV, Markdown. Nothing is computed here
 //! that the report does not already hold.
 
+use super::md_table::{markdown_table, Align};
 use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, Stage, StageCeiling};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
@@ -362,15 +363,12 @@ pub(crate) fn luks_summary(l: &LuksSection) -> Vec<String> {
 pub(crate) fn markdown(report: &PipelineReport) -> String {
     let h = header();
     let [client, server] = super::machine::both(&report.client, &report.server);
+    let rows: Vec<Vec<String>> = report.rows.iter().map(|r| cells(report, r)).collect();
     let mut s = format!(
-        "## rsync over SSH to {}\n\n{client}  \n{server}\n\n| {} |\n|{}\n",
+        "## rsync over SSH to {}\n\n{client}  \n{server}\n\n{}",
         report.destination,
-        h.join(" | "),
-        "---|".repeat(h.len())
+        markdown_table(&h, &rows, |_| Align::Left)
     );
-    for r in &report.rows {
-        s.push_str(&format!("| {} |\n", cells(report, r).join(" | ")));
-    }
     s.push('\n');
     for l in summary(report) {
         s.push_str(&format!("- {l}\n"));
@@ -378,14 +376,9 @@ pub(crate) fn markdown(report: &PipelineReport) -> String {
     if let Some(l) = &report.luks {
         for (title, head, rows) in luks_tables(l) {
             s.push_str(&format!(
-                "\n### {title}\n\n| {} |\n|{}\n",
-                head.join(" | "),
-                "---|".repeat(head.len())
+                "\n### {title}\n\n{}",
+                markdown_table(&head, &rows, |_| Align::Left)
             ));
-            for r in rows {
-                let r: Vec<String> = r.iter().map(|c| c.replace('|', "\\|")).collect();
-                s.push_str(&format!("| {} |\n", r.join(" | ")));
-            }
         }
         s.push('\n');
         for l in luks_summary(l) {

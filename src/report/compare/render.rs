@@ -5,6 +5,7 @@
 use super::cells::{cells, header, legend};
 use super::model::Comparison;
 use crate::report::export::Format;
+use crate::report::md_table::{markdown_table, Align};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
@@ -163,19 +164,14 @@ fn join_cipher_and_mac(head: &mut Vec<String>, rows: &mut [Vec<String>]) {
 
 fn markdown(c: &Comparison) -> String {
     let h = header(c);
-    let mut out = format!("| {} |\n|", h.join(" | "));
-    for (i, name) in h.iter().enumerate() {
-        out.push_str(if i < c.key_columns.len() || name == "note" {
-            "---|"
+    let rows: Vec<Vec<String>> = c.rows.iter().map(|r| cells(c, r)).collect();
+    let mut out = markdown_table(&h, &rows, |i| {
+        if i < c.key_columns.len() || h[i] == "note" {
+            Align::Left
         } else {
-            "---:|"
-        });
-    }
-    out.push('\n');
-    for r in &c.rows {
-        let v: Vec<String> = cells(c, r).iter().map(|x| x.replace('|', "\\|")).collect();
-        out.push_str(&format!("| {} |\n", v.join(" | ")));
-    }
+            Align::Right
+        }
+    });
     out.push('\n');
     for l in legend(c) {
         out.push_str(&format!("{l}  \n"));

@@ -163,7 +163,7 @@ fn table_csv_and_markdown_render_the_same_rows() {
         );
         assert!(o.status.success(), "{format}: {}", stderr(&o));
         let text = stdout(&o);
-        assert!(text.contains(marker), "{format}: {text}");
+        assert!(support::squeeze(&text).contains(marker), "{format}: {text}");
         let both = text.clone() + &stderr(&o);
         assert!(
             both.contains("Evidence behind each verdict"),

@@ -182,7 +182,7 @@ fn markdown_rows_for_a_mac() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = support::squeeze(&String::from_utf8_lossy(&out.stdout));
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("| kind | algorithm |"), "{text}");
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("| mac |")).collect();

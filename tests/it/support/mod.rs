@@ -60,6 +60,20 @@ pub fn ok(o: &Output) -> String {
 }
 
 /// The repository root (where `scripts/`, `examples/` and `contrib/` live).
+/// Text with every run of spaces made one: Markdown tables pad their cells to the column's
+/// width, so an assertion on a row reads the same whatever the widths.
+pub fn squeeze(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            l.split(' ')
+                .filter(|w| !w.is_empty())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
