@@ -62,6 +62,8 @@ pub struct BenchArgs {
     /// still gets its first samples. Not with --thorough.
     #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough", value_name = "DURATION")]
     pub max_time: Option<f64>,
+    /// Which way the data goes: upload (client to server), download, or both (each row
+    /// measured both ways).
     #[arg(long, value_parser = parser::<DirectionsArg, Directions>(), default_value = "both")]
     pub direction: Directions,
     /// Which SSH implementation carries the transfers. Default: `openssh` for a HOST; with no

@@ -67,6 +67,8 @@ pub struct ConfigArgs {
     /// with the line, why its first cipher is first, what was dropped and the three outputs.
     #[arg(long, value_enum, default_value = "table", value_parser = config_format)]
     pub format: Format,
+    /// Nothing on stderr but errors: no bench progress with --host, no summary, no note on
+    /// pooled runs.
     #[arg(short, long)]
     pub quiet: bool,
 }

@@ -10,6 +10,8 @@ use std::path::PathBuf;
 /// JSON for scripts and a page for people without measuring twice.
 #[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
+    /// What stdout shows: a terminal table, JSON, CSV, Markdown, or one self-contained HTML
+    /// page.
     #[arg(long, value_parser = parser::<FormatArg, Format>(), default_value = "table")]
     pub format: Format,
     /// Also write the report to FILE (repeatable). Its format comes from the extension

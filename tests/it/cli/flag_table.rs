@@ -20,6 +20,9 @@ fn docs_cli_names_every_visible_flag_of_every_command() {
                 if !section.contains(&named) && long != "color" {
                     missing.push(format!("{} {named}", sub.get_name()));
                 }
+                if arg.get_help().is_none() {
+                    missing.push(format!("{} {named} has no help text", sub.get_name()));
+                }
             }
         }
     }
