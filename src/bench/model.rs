@@ -230,6 +230,9 @@ pub struct Settings {
     /// Per engine, how the run placed the two ends on the CPUs (absent in older reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<super::placement::Placement>,
+    /// `--streams`, when more than one stream was asked for (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<super::streams::Setting>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -334,6 +337,9 @@ pub struct ResultRow {
     /// absent elsewhere and in older reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sample_placement: Vec<super::placement::SamplePlacement>,
+    /// The same transfer over `--streams N` connections at once (absent for one stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<super::streams_gain::Streams>,
 }
 
 /// How much CPU the sending process spent per byte beyond the cipher and MAC themselves.
@@ -397,6 +403,7 @@ impl ResultRow {
             sample_seconds: Vec::new(),
             stopped: None,
             sample_placement: Vec::new(),
+            streams: None,
         }
     }
 }

@@ -50,6 +50,8 @@ pub struct Options {
     pub no_ceiling: bool,
     /// Path of sshtune on the server, for the raw-TCP ceiling.
     pub remote_sshtune: Option<String>,
+    /// Connections per row measured at once besides the single stream (`bench::streams`).
+    pub streams: super::streams::Asked,
 }
 
 impl Options {
@@ -76,6 +78,7 @@ impl Options {
             ceiling: None,
             no_ceiling: false,
             remote_sshtune: None,
+            streams: Default::default(),
         }
     }
 

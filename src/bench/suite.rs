@@ -65,6 +65,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let mut results: Vec<ResultRow> = Vec::new();
     let mut windows: Vec<(EngineKind, Option<u64>)> = Vec::new();
     let mut placement = Vec::new();
+    let mut streams = None;
     for &kind in &opts.engines {
         // Each engine's server (embedded or not) lives only for its own loop.
         let mut engine = open(kind, opts)?;
@@ -98,10 +99,13 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         step::apply(&mut ctx, ceiling.as_ref());
         let sampling = sampling(opts, pairs, adaptive.is_some(), run_started);
         let shown = progress();
-        let rows = match adaptive {
+        let mut rows = match adaptive {
             Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
             None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
+        let server = &facts.server.machine;
+        let said = super::streams::run(engine.as_ref(), server, &mut rows, opts, shown.as_ref())?;
+        streams = streams.or(said);
         stream_rows(shown.as_ref(), &rows);
         results.extend(rows);
         windows.push((kind, engine.window()));
@@ -133,6 +137,9 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     }
     let client_machine = sysinfo::local();
     super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
+    let ends = super::streams_gain::Ends::of(&client_machine, client_quota, &facts.server);
+    super::streams_gain::annotate(&mut results, ends);
+    warnings.extend(super::streams::warnings(opts, streams.as_ref()));
     let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
     warnings.extend(coarse_ticks(&results, facts.tick_cpu, quota));
     warnings.extend(native_only(opts));
@@ -151,6 +158,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         server: facts.server,
         settings: Settings {
             placement,
+            streams,
             ..settings(opts)
         },
         ceiling,
@@ -305,6 +313,7 @@ pub fn settings(opts: &Options) -> Settings {
         ),
         max_time_s: opts.max_time_s,
         placement: Vec::new(),
+        streams: None,
     }
 }
 
