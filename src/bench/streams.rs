@@ -165,7 +165,10 @@ pub fn measure(
             return Ok(());
         }
         process::check_interrupted()?;
-        progress.status(&format!("{} {}, {count} streams", row.cipher, row.direction));
+        progress.status(&format!(
+            "{} {}, {count} streams",
+            row.cipher, row.direction
+        ));
         let job = Job {
             cipher: &row.cipher,
             mac: row.mac.as_deref(),
