@@ -8,7 +8,7 @@
 //! over the time from the first stream's start to the last one's end; CPU is every session's,
 //! read as the single stream reads it. The judgement is `streams_gain`'s.
 
-use super::executor::{Engine, Executor, Job};
+use super::executor::{Engine, Executor, Facts, Job};
 use super::model::{EngineKind, ResultRow};
 use super::options::Options;
 use super::streams_gain::{self, Round};
@@ -106,21 +106,23 @@ pub fn resolve(asked: Asked, server: &MachineInfo) -> Setting {
     }
 }
 
-/// Resolves `--streams` on this engine's server and measures its rows with that many streams;
-/// the setting the report records, None for one stream asked.
+/// Measures this engine's rows with as many streams as `--streams` comes to on its server.
 pub fn run(
     engine: &dyn Engine,
-    server: &MachineInfo,
+    facts: &Facts,
     rows: &mut [ResultRow],
     opts: &Options,
     progress: &dyn Progress,
-) -> Result<Option<Setting>> {
-    if opts.streams == Asked::Count(1) {
-        return Ok(None);
+) -> Result<()> {
+    match setting(opts, &facts.server.machine) {
+        Some(s) => measure(engine, rows, s.count, opts, progress),
+        None => Ok(()),
     }
-    let setting = resolve(opts.streams, server);
-    measure(engine, rows, setting.count, opts, progress)?;
-    Ok(Some(setting))
+}
+
+/// The setting the report records: None for one stream asked.
+pub fn setting(opts: &Options, server: &MachineInfo) -> Option<Setting> {
+    (opts.streams != Asked::Count(1)).then(|| resolve(opts.streams, server))
 }
 
 /// What the report says of `--streams` beyond the rows: `auto` that came to one stream, and an

@@ -65,7 +65,6 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
     let mut results: Vec<ResultRow> = Vec::new();
     let mut windows: Vec<(EngineKind, Option<u64>)> = Vec::new();
     let mut placement = Vec::new();
-    let mut streams = None;
     for &kind in &opts.engines {
         // Each engine's server (embedded or not) lives only for its own loop.
         let mut engine = open(kind, opts)?;
@@ -103,9 +102,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
             None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
-        let server = &facts.server.machine;
-        let said = super::streams::run(engine.as_ref(), server, &mut rows, opts, shown.as_ref())?;
-        streams = streams.or(said);
+        super::streams::run(engine.as_ref(), &facts, &mut rows, opts, shown.as_ref())?;
         stream_rows(shown.as_ref(), &rows);
         results.extend(rows);
         windows.push((kind, engine.window()));
@@ -136,14 +133,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         );
     }
     let client_machine = sysinfo::local();
-    super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
-    let ends = super::streams_gain::Ends::of(&client_machine, client_quota, &facts.server);
-    super::streams_gain::annotate(&mut results, ends);
-    warnings.extend(super::streams::warnings(opts, streams.as_ref()));
-    let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
-    warnings.extend(coarse_ticks(&results, facts.tick_cpu, quota));
-    warnings.extend(native_only(opts));
-    warnings.extend(super::legacy::gains(&results));
+    annotate(&mut results, &client_machine, client_quota, &facts.server);
+    warnings.extend(closing(opts, &results, &facts, client_quota));
     Ok(BenchReport {
         schema: model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -155,12 +146,12 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             machine: client_machine,
             cpu_quota_cores: client_quota,
         },
-        server: facts.server,
         settings: Settings {
             placement,
-            streams,
+            streams: super::streams::setting(opts, &facts.server.machine),
             ..settings(opts)
         },
+        server: facts.server,
         ceiling,
         ranking: super::ranking::rank(&results),
         results,
@@ -168,6 +159,37 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         path_rtt_ms: path_rtt_s.map(|r| r * 1000.0),
         ssh_args: opts.ssh_args.clone(),
     })
+}
+
+/// The notes rows get once every engine ran: what each end's CPU lacks for the row's cipher,
+/// and what binds the row's parallel streams.
+fn annotate(
+    results: &mut [ResultRow],
+    client: &sysinfo::MachineInfo,
+    client_quota: Option<f64>,
+    server: &model::ServerInfo,
+) {
+    super::cpu_note::annotate(results, client, &server.machine);
+    let ends = super::streams_gain::Ends::of(client, client_quota, server);
+    super::streams_gain::annotate(results, ends);
+}
+
+/// The warnings about the run as a whole, once every row is in.
+fn closing(
+    opts: &Options,
+    results: &[ResultRow],
+    facts: &Facts,
+    client_quota: Option<f64>,
+) -> Vec<String> {
+    let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
+    let mut out: Vec<String> = coarse_ticks(results, facts.tick_cpu, quota)
+        .into_iter()
+        .collect();
+    out.extend(native_only(opts));
+    out.extend(super::legacy::gains(results));
+    let streams = super::streams::setting(opts, &facts.server.machine);
+    out.extend(super::streams::warnings(opts, streams.as_ref()));
+    out
 }
 
 /// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
