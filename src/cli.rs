@@ -359,7 +359,7 @@ pub struct BenchArgs {
     /// Also measure each row as N transfers at once over N connections (OpenSSH engine), with
     /// the gain over one; `auto`: the server's online cores, at most 8.
     #[arg(long, default_value = "1", value_name = "N|auto")]
-    pub streams: crate::bench::streams::Asked,
+    pub streams: crate::bench::model::StreamsAsked,
     /// Native engine: largest SSH data packet payload we send and accept (e.g. 32K; 1K–128K).
     #[arg(long, value_parser = parse_packet_size)]
     pub packet_size: Option<u32>,

@@ -51,7 +51,7 @@ pub struct Options {
     /// Path of sshtune on the server, for the raw-TCP ceiling.
     pub remote_sshtune: Option<String>,
     /// Connections per row measured at once besides the single stream (`bench::streams`).
-    pub streams: super::streams::Asked,
+    pub streams: super::model::StreamsAsked,
 }
 
 impl Options {

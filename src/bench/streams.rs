@@ -9,7 +9,7 @@
 //! read as the single stream reads it. The judgement is `streams_gain`'s.
 
 use super::executor::{Engine, Executor, Facts, Job};
-use super::model::{EngineKind, ResultRow};
+use super::model::{EngineKind, ResultRow, Streams, StreamsAsked, StreamsSetting};
 use super::options::Options;
 use super::streams_gain::{self, Round};
 use crate::process;
@@ -17,89 +17,36 @@ use crate::progress::Progress;
 use crate::sysinfo::{self, MachineInfo};
 use crate::target::SshError;
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
-use std::fmt;
-use std::str::FromStr;
 use std::sync::Barrier;
 use std::time::Instant;
 
 /// `--streams auto` never opens more connections than this.
 pub const AUTO_MAX: u32 = 8;
-/// `--streams N` accepts up to this many connections at once.
-pub const MAX: u32 = 16;
 /// Rounds per row, at least: enough for a median and a spread.
 const MIN_ROUNDS: u32 = 3;
 
-/// `--streams`: a count, or `auto` (the server's online cores, at most `AUTO_MAX`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Asked {
-    Count(u32),
-    Auto,
-}
-
-impl Default for Asked {
-    fn default() -> Self {
-        Asked::Count(1)
-    }
-}
-
-impl FromStr for Asked {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        if s == "auto" {
-            return Ok(Asked::Auto);
-        }
-        match s.parse::<u32>() {
-            Ok(n) if (1..=MAX).contains(&n) => Ok(Asked::Count(n)),
-            _ => Err(format!("expected a count from 1 to {MAX}, or auto")),
-        }
-    }
-}
-
-impl fmt::Display for Asked {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Asked::Count(n) => write!(f, "{n}"),
-            Asked::Auto => f.write_str("auto"),
-        }
-    }
-}
-
-/// What the run did with `--streams` (JSON `settings.streams`; absent for one stream).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Setting {
-    /// As asked: a count or `auto`.
-    pub asked: String,
-    /// Connections used per row.
-    pub count: u32,
-    /// How `auto` arrived at `count`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
 /// The one-line refusal when an engine asked for by name cannot run streams.
 pub fn refusal(opts: &Options) -> Option<&'static str> {
-    let parallel = opts.streams != Asked::Count(1);
+    let parallel = opts.streams != StreamsAsked::Count(1);
     (parallel && !opts.engines_defaulted && opts.runs(EngineKind::Native))
         .then_some("--streams needs --engine openssh")
 }
 
 /// The count `asked` comes to on this server, and how `auto` got there.
-pub fn resolve(asked: Asked, server: &MachineInfo) -> Setting {
+pub fn resolve(asked: StreamsAsked, server: &MachineInfo) -> StreamsSetting {
     let (count, reason) = match (asked, server.cores) {
-        (Asked::Count(n), _) => (n, None),
-        (Asked::Auto, Some(c)) if c > AUTO_MAX => (
+        (StreamsAsked::Count(n), _) => (n, None),
+        (StreamsAsked::Auto, Some(c)) if c > AUTO_MAX => (
             AUTO_MAX,
             Some(format!("the server's {c} cores, at most {AUTO_MAX}")),
         ),
-        (Asked::Auto, Some(c)) => (c.max(1), Some(format!("the server's {c} cores"))),
-        (Asked::Auto, None) => (
+        (StreamsAsked::Auto, Some(c)) => (c.max(1), Some(format!("the server's {c} cores"))),
+        (StreamsAsked::Auto, None) => (
             1,
             Some("the server's cores cannot be read: one stream".to_string()),
         ),
     };
-    Setting {
+    StreamsSetting {
         asked: asked.to_string(),
         count,
         reason,
@@ -121,13 +68,13 @@ pub fn run(
 }
 
 /// The setting the report records: None for one stream asked.
-pub fn setting(opts: &Options, server: &MachineInfo) -> Option<Setting> {
-    (opts.streams != Asked::Count(1)).then(|| resolve(opts.streams, server))
+pub fn setting(opts: &Options, server: &MachineInfo) -> Option<StreamsSetting> {
+    (opts.streams != StreamsAsked::Count(1)).then(|| resolve(opts.streams, server))
 }
 
 /// What the report says of `--streams` beyond the rows: `auto` that came to one stream, and an
 /// engine that ran with one stream because it cannot run more.
-pub fn warnings(opts: &Options, setting: Option<&Setting>) -> Vec<String> {
+pub fn warnings(opts: &Options, setting: Option<&StreamsSetting>) -> Vec<String> {
     let Some(s) = setting else {
         return Vec::new();
     };
@@ -182,7 +129,7 @@ pub fn measure(
         let streams = match result {
             Ok(r) => streams_gain::summarise(row, count, row.bytes, &r),
             Err(SshError::Fatal(e)) => return Err(e),
-            Err(SshError::Refused(why) | SshError::Failed(why)) => streams_gain::Streams {
+            Err(SshError::Refused(why) | SshError::Failed(why)) => Streams {
                 count,
                 bytes_per_stream: row.bytes,
                 error: Some(why),
@@ -196,7 +143,7 @@ pub fn measure(
 }
 
 /// `aes128-ctr upload, 2 streams: 410.2 MiB/s (3 rounds)`, or the error.
-fn line(row: &ResultRow, s: &streams_gain::Streams) -> String {
+fn line(row: &ResultRow, s: &Streams) -> String {
     let head = format!("{} {}, {} streams", row.cipher, row.direction, s.count);
     match (&s.error, s.median_mib_s) {
         (Some(e), _) => format!("{head}: {e}"),
@@ -286,22 +233,22 @@ mod tests {
 
     #[test]
     fn auto_takes_the_servers_cores_up_to_eight_and_one_when_unknown() {
-        assert_eq!("auto".parse::<Asked>(), Ok(Asked::Auto));
-        assert_eq!("2".parse::<Asked>(), Ok(Asked::Count(2)));
-        assert!("0".parse::<Asked>().is_err());
-        assert!("17".parse::<Asked>().is_err());
+        assert_eq!("auto".parse::<StreamsAsked>(), Ok(StreamsAsked::Auto));
+        assert_eq!("2".parse::<StreamsAsked>(), Ok(StreamsAsked::Count(2)));
+        assert!("0".parse::<StreamsAsked>().is_err());
+        assert!("17".parse::<StreamsAsked>().is_err());
         let m = |cores| MachineInfo {
             cores,
             ..MachineInfo::default()
         };
-        assert_eq!(resolve(Asked::Auto, &m(Some(4))).count, 4);
-        assert_eq!(resolve(Asked::Auto, &m(Some(64))).count, AUTO_MAX);
-        let unknown = resolve(Asked::Auto, &m(None));
+        assert_eq!(resolve(StreamsAsked::Auto, &m(Some(4))).count, 4);
+        assert_eq!(resolve(StreamsAsked::Auto, &m(Some(64))).count, AUTO_MAX);
+        let unknown = resolve(StreamsAsked::Auto, &m(None));
         assert_eq!(unknown.count, 1);
         assert!(unknown.reason.unwrap().contains("cannot be read"));
-        assert_eq!(resolve(Asked::Count(3), &m(Some(2))).count, 3);
+        assert_eq!(resolve(StreamsAsked::Count(3), &m(Some(2))).count, 3);
         let mut o = Options::new(None, vec![EngineKind::Native]);
-        o.streams = Asked::Count(2);
+        o.streams = StreamsAsked::Count(2);
         assert!(refusal(&o).is_some());
         o.engines_defaulted = true;
         assert!(refusal(&o).is_none());

@@ -3,52 +3,10 @@
 //! that says whether one core or the whole CPU binds. Pure: the rounds come from
 //! `bench::streams`, the tables from `report::streams`.
 
-use super::model::{ResultRow, Verdict};
+use super::model::{Gain, ResultRow, Streams, Verdict};
 use super::stats;
 use super::verdict::CPU_SATURATED;
 use crate::sysinfo::MachineInfo;
-use serde::{Deserialize, Serialize};
-
-/// One row's parallel streams (JSON `results[].streams`).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Streams {
-    /// Connections carrying the row's transfer at once, each its own `ssh` and server session.
-    pub count: u32,
-    /// Bytes each stream moved per round (the single-stream row's transfer size).
-    pub bytes_per_stream: u64,
-    /// Per round: all streams' bytes over the wall time from the first stream's start to the
-    /// last one's end, MiB/s.
-    pub samples: Vec<f64>,
-    /// That wall time of each round, seconds.
-    pub sample_seconds: Vec<f64>,
-    pub median_mib_s: Option<f64>,
-    pub min_mib_s: Option<f64>,
-    pub max_mib_s: Option<f64>,
-    /// Each stream's own rate, MiB/s: the median over the rounds, stream by stream.
-    pub per_stream_mib_s: Vec<f64>,
-    /// All the `ssh` processes together, % of one core (pooled over the rounds).
-    pub client_cpu_pct: Option<f64>,
-    /// All the server's session processes together, % of one core.
-    pub server_cpu_pct: Option<f64>,
-    /// The whole server busy (all processes), % of one core.
-    pub server_total_cpu_pct: Option<f64>,
-    /// Aggregate ÷ the single-stream row's rate.
-    pub gain: Option<Gain>,
-    /// What binds, in words: one core per stream, the whole CPU, or neither.
-    pub note: Option<String>,
-    pub error: Option<String>,
-}
-
-/// The gain of N streams over one: the medians' ratio, and the range the samples allow (the
-/// slowest aggregate over the fastest single stream, the fastest over the slowest).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-pub struct Gain {
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    /// The ranges do not overlap: N streams are faster beyond the samples' spread.
-    pub significant: bool,
-}
 
 /// One round of N concurrent transfers.
 #[derive(Debug, Clone, Default)]

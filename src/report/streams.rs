@@ -3,8 +3,7 @@
 //! what binds, and the `--explain` lines. Figures only as `bench::streams_gain` made them.
 
 use super::rate_unit::RateUnit;
-use crate::bench::model::{BenchReport, ResultRow};
-use crate::bench::streams_gain::Streams;
+use crate::bench::model::{BenchReport, ResultRow, Streams};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// The rows that were measured with several streams.

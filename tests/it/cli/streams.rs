@@ -61,8 +61,9 @@ fn two_streams_report_the_aggregate_each_stream_both_ends_cpu_and_the_gain() {
     let each = s["per_stream_mib_s"].as_array().unwrap();
     assert_eq!(each.len(), 2, "{s:#}");
     assert!(each.iter().all(|r| r.as_f64().unwrap() > 0.0), "{s:#}");
+    // Present for both ends (2 MiB transfers are too short for 10 ms ticks to say more).
     for cpu in ["client_cpu_pct", "server_cpu_pct"] {
-        assert!(s[cpu].as_f64().unwrap() > 0.0, "{cpu}: {s:#}");
+        assert!(s[cpu].as_f64().is_some_and(|c| c >= 0.0), "{cpu}: {s:#}");
     }
     let g = &s["gain"];
     let (gm, glo, ghi) = (
