@@ -124,7 +124,7 @@ pub fn measure(
             direction: row.direction,
             bytes: row.bytes,
         };
-        let result = rows_rounds(&mut execs, &job, opts.warmup, rounds);
+        let result = take_rounds(&mut execs, &job, opts.warmup, rounds);
         drop(execs);
         let streams = match result {
             Ok(r) => streams_gain::summarise(row, count, row.bytes, &r),
@@ -153,7 +153,7 @@ fn line(row: &ResultRow, s: &Streams) -> String {
 }
 
 /// Logs each client in, one at a time, warms all up together, then takes `rounds` rounds.
-fn rows_rounds(
+fn take_rounds(
     execs: &mut [Box<dyn Executor + Send>],
     job: &Job,
     warmup: u32,
