@@ -231,6 +231,12 @@ impl Engine for OpenSshEngine {
     fn window(&self) -> Option<u64> {
         Some(super::window::OPENSSH_CHANNEL_WINDOW)
     }
+
+    fn stream_executors(&self, n: u32) -> Vec<Box<dyn Executor + Send>> {
+        (0..n)
+            .map(|_| Box::new(self.exec.another()) as Box<dyn Executor + Send>)
+            .collect()
+    }
 }
 
 /// Each cipher once if AEAD, else with each asked MAC, or with `default_mac`.

@@ -117,4 +117,9 @@ pub trait Engine: Executor {
     ) -> anyhow::Result<Option<Ceiling>>;
     /// The channel window the path inference divides by.
     fn window(&self) -> Option<u64>;
+    /// `n` more clients of the same server, each with its own connections, for `--streams`;
+    /// none where the engine cannot run streams.
+    fn stream_executors(&self, _n: u32) -> Vec<Box<dyn Executor + Send>> {
+        Vec::new()
+    }
 }

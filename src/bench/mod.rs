@@ -24,6 +24,8 @@ pub mod ranking;
 pub mod run;
 pub mod ssh_args;
 pub mod stats;
+pub mod streams;
+pub mod streams_gain;
 pub mod suite;
 pub mod transfer;
 pub mod verdict;

@@ -4,6 +4,7 @@ pub use super::ssh_args::SshArgsUsed;
 use crate::sysinfo::MachineInfo;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::str::FromStr;
 
 pub const SCHEMA: &str = "sshtune.bench/1";
 
@@ -72,6 +73,45 @@ impl Directions {
             Directions::Upload => vec![Direction::Upload],
             Directions::Download => vec![Direction::Download],
             Directions::Both => vec![Direction::Upload, Direction::Download],
+        }
+    }
+}
+
+/// `--streams N` accepts up to this many connections at once.
+pub const STREAMS_MAX: u32 = 16;
+
+/// `--streams`: a count, or `auto` (the server's online cores, at most `AUTO_MAX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamsAsked {
+    Count(u32),
+    Auto,
+}
+
+impl Default for StreamsAsked {
+    fn default() -> Self {
+        StreamsAsked::Count(1)
+    }
+}
+
+impl FromStr for StreamsAsked {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "auto" {
+            return Ok(StreamsAsked::Auto);
+        }
+        match s.parse::<u32>() {
+            Ok(n) if (1..=STREAMS_MAX).contains(&n) => Ok(StreamsAsked::Count(n)),
+            _ => Err(format!("expected a count from 1 to {STREAMS_MAX}, or auto")),
+        }
+    }
+}
+
+impl fmt::Display for StreamsAsked {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamsAsked::Count(n) => write!(f, "{n}"),
+            StreamsAsked::Auto => f.write_str("auto"),
         }
     }
 }
@@ -229,6 +269,9 @@ pub struct Settings {
     /// Per engine, how the run placed the two ends on the CPUs (absent in older reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<super::placement::Placement>,
+    /// `--streams`, when more than one stream was asked for (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamsSetting>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -333,6 +376,9 @@ pub struct ResultRow {
     /// absent elsewhere and in older reports).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sample_placement: Vec<super::placement::SamplePlacement>,
+    /// The same transfer over `--streams N` connections at once (absent for one stream).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<Streams>,
 }
 
 /// How much CPU the sending process spent per byte beyond the cipher and MAC themselves.
@@ -396,6 +442,7 @@ impl ResultRow {
             sample_seconds: Vec::new(),
             stopped: None,
             sample_placement: Vec::new(),
+            streams: None,
         }
     }
 }
@@ -408,4 +455,57 @@ pub fn fixture(name: &str) -> BenchReport {
         env!("CARGO_MANIFEST_DIR")
     );
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// One row's parallel streams (JSON `results[].streams`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Streams {
+    /// Connections carrying the row's transfer at once, each its own `ssh` and server session.
+    pub count: u32,
+    /// Bytes each stream moved per round (the single-stream row's transfer size).
+    pub bytes_per_stream: u64,
+    /// Per round: all streams' bytes over the wall time from the first stream's start to the
+    /// last one's end, MiB/s.
+    pub samples: Vec<f64>,
+    /// That wall time of each round, seconds.
+    pub sample_seconds: Vec<f64>,
+    pub median_mib_s: Option<f64>,
+    pub min_mib_s: Option<f64>,
+    pub max_mib_s: Option<f64>,
+    /// Each stream's own rate, MiB/s: the median over the rounds, stream by stream.
+    pub per_stream_mib_s: Vec<f64>,
+    /// All the `ssh` processes together, % of one core (pooled over the rounds).
+    pub client_cpu_pct: Option<f64>,
+    /// All the server's session processes together, % of one core.
+    pub server_cpu_pct: Option<f64>,
+    /// The whole server busy (all processes), % of one core.
+    pub server_total_cpu_pct: Option<f64>,
+    /// Aggregate ÷ the single-stream row's rate.
+    pub gain: Option<Gain>,
+    /// What binds, in words: one core per stream, the whole CPU, or neither.
+    pub note: Option<String>,
+    pub error: Option<String>,
+}
+
+/// The gain of N streams over one: the medians' ratio, and the range the samples allow (the
+/// slowest aggregate over the fastest single stream, the fastest over the slowest).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Gain {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// The ranges do not overlap: N streams are faster beyond the samples' spread.
+    pub significant: bool,
+}
+
+/// What the run did with `--streams` (JSON `settings.streams`; absent for one stream).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StreamsSetting {
+    /// As asked: a count or `auto`.
+    pub asked: String,
+    /// Connections used per row.
+    pub count: u32,
+    /// How `auto` arrived at `count`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }

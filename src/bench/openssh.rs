@@ -60,6 +60,24 @@ impl OpenSsh {
         }
     }
 
+    /// Another client of the same target with sessions of its own, for one of `--streams`
+    /// concurrent transfers: not pinned (the streams' processes go where the scheduler puts
+    /// them), not watched, and counting only its own `ssh` (the streams count this process
+    /// once for all of them).
+    pub fn another(&self) -> Self {
+        Self {
+            target: self.target.clone(),
+            payload: self.payload.clone(),
+            shared_quota: false,
+            reuse: self.reuse,
+            sessions: Vec::new(),
+            opened: Vec::new(),
+            local_server: false,
+            pin: None,
+            placement: None,
+        }
+    }
+
     pub fn command(&self, cipher: Option<&str>, mac: Option<&str>, remote_cmd: &str) -> Command {
         self.target
             .ssh_command(cipher, mac, SshLog::Default, remote_cmd)

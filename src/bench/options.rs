@@ -34,6 +34,8 @@ pub struct Options {
     pub native: NativeOptions,
     /// Path of sshtune on the server, for the raw-TCP ceiling.
     pub remote_sshtune: Option<String>,
+    /// Connections per row measured at once besides the single stream (`bench::streams`).
+    pub streams: super::model::StreamsAsked,
 }
 
 /// How a run samples each row.
@@ -153,6 +155,7 @@ impl Options {
             ceiling: CeilingSource::Measure,
             native: NativeOptions::DEFAULT,
             remote_sshtune: None,
+            streams: Default::default(),
         }
     }
 

@@ -252,6 +252,7 @@ pub fn summarise(
             .map(|s| s.placement.clone())
             .collect::<Option<Vec<_>>>()
             .unwrap_or_default(),
+        streams: None,
     }
 }
 

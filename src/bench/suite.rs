@@ -91,10 +91,11 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         step::apply(&mut ctx, ceiling.as_ref());
         let sampling = sampling(opts, pairs, adaptive.is_some(), run_started);
         let shown = progress();
-        let rows = match adaptive {
+        let mut rows = match adaptive {
             Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
             None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
+        super::streams::run(engine.as_ref(), &facts, &mut rows, opts, shown.as_ref())?;
         stream_rows(shown.as_ref(), &rows);
         results.extend(rows);
         windows.push((kind, engine.window()));
@@ -125,11 +126,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         );
     }
     let client_machine = sysinfo::local();
-    super::cpu_note::annotate(&mut results, &client_machine, &facts.server.machine);
-    let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
-    warnings.extend(coarse_ticks(&results, facts.tick_cpu, quota));
-    warnings.extend(native_only(opts));
-    warnings.extend(super::legacy::gains(&results));
+    annotate(&mut results, &client_machine, client_quota, &facts.server);
+    warnings.extend(closing(opts, &results, &facts, client_quota));
     Ok(BenchReport {
         schema: model::SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -141,11 +139,12 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             machine: client_machine,
             cpu_quota_cores: client_quota,
         },
-        server: facts.server,
         settings: Settings {
             placement,
+            streams: super::streams::setting(opts, &facts.server.machine),
             ..settings(opts)
         },
+        server: facts.server,
         ceiling,
         ranking: super::ranking::rank(&results),
         results,
@@ -171,6 +170,37 @@ fn measure_ceiling(
         return Ok(None);
     }
     engine.ceiling(facts, opts, &mut Vec::new())
+}
+
+/// The notes rows get once every engine ran: what each end's CPU lacks for the row's cipher,
+/// and what binds the row's parallel streams.
+fn annotate(
+    results: &mut [ResultRow],
+    client: &sysinfo::MachineInfo,
+    client_quota: Option<f64>,
+    server: &model::ServerInfo,
+) {
+    super::cpu_note::annotate(results, client, &server.machine);
+    let ends = super::streams_gain::Ends::of(client, client_quota, server);
+    super::streams_gain::annotate(results, ends);
+}
+
+/// The warnings about the run as a whole, once every row is in.
+fn closing(
+    opts: &Options,
+    results: &[ResultRow],
+    facts: &Facts,
+    client_quota: Option<f64>,
+) -> Vec<String> {
+    let quota = smallest_quota(client_quota, facts.server.cpu_quota_cores);
+    let mut out: Vec<String> = coarse_ticks(results, facts.tick_cpu, quota)
+        .into_iter()
+        .collect();
+    out.extend(native_only(opts));
+    out.extend(super::legacy::gains(results));
+    let streams = super::streams::setting(opts, &facts.server.machine);
+    out.extend(super::streams::warnings(opts, streams.as_ref()));
+    out
 }
 
 /// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
@@ -317,6 +347,7 @@ pub fn settings(opts: &Options) -> Settings {
         ),
         max_time_s: opts.sampling.max_time_s,
         placement: Vec::new(),
+        streams: None,
     }
 }
 

@@ -70,6 +70,10 @@ pub struct BenchArgs {
     /// HOST, `both` when an OpenSSH sshd is installed, else `native` alone.
     #[arg(long, value_enum)]
     pub engine: Option<EngineChoice>,
+    /// Also measure each row as N transfers at once over N connections (OpenSSH engine), with
+    /// the gain over one; `auto`: the server's online cores, at most 8.
+    #[arg(long, default_value = "1", value_name = "N|auto")]
+    pub streams: crate::bench::model::StreamsAsked,
     /// Native engine: largest SSH data packet payload we send and accept (e.g. 32K; 1K–128K).
     #[arg(long, value_parser = parse_packet_size)]
     pub packet_size: Option<u32>,

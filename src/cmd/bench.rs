@@ -43,6 +43,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
 pub fn measure(args: &BenchArgs) -> Result<BenchReport> {
     let opts = options(args);
     super::bench_names::check(&opts)?;
+    if let Some(why) = crate::bench::streams::refusal(&opts) {
+        return Err(crate::exit::UsageError(why.into()).into());
+    }
     let (quiet, stream) = (args.quiet, args.json_stream);
     let mut report = suite::run(&opts, &|| {
         let shown: Box<dyn progress::Progress> = Box::new(progress::Stderr::new(quiet));
@@ -103,6 +106,7 @@ pub fn options(args: &BenchArgs) -> Options {
             known_hosts: args.known_hosts.clone(),
         },
         remote_sshtune: args.remote_sshtune.clone(),
+        streams: args.streams,
         ..Options::new(
             target(args.host.as_deref(), &args.ssh),
             engines(args.engine()),

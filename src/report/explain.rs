@@ -89,6 +89,7 @@ fn row(out: &mut String, report: &BenchReport, r: &ResultRow) {
     if let Some(why) = &r.verdict_reason {
         out.push_str(&format!("      reason: {why}\n"));
     }
+    out.push_str(&super::streams::explain(r));
 }
 
 /// One side's CPU against its cap: a quota below one core, else one core.

@@ -27,6 +27,7 @@ pub mod rate_unit;
 pub mod render;
 pub mod speed;
 pub mod storage;
+pub mod streams;
 mod table;
 pub mod terminal;
 

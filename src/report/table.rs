@@ -47,12 +47,16 @@ impl Exporter<BenchReport> for Table {
             out.push('\n');
         }
         out.push_str(&format!("{t}\n"));
+        let unit = super::rate_unit::current();
+        if let Some(streams) = super::streams::table(report, unit) {
+            out.push_str(&streams);
+        }
         let mut notes = vec![
             "Names without their @openssh.com suffix (JSON and config use the full names)."
                 .to_string(),
         ];
         notes.extend(super::cells::legends(grade_shown));
-        notes.extend(footer(report, super::rate_unit::current()));
+        notes.extend(footer(report, unit));
         notes.extend(stopped_note(report));
         for f in notes {
             out.push_str(&f);

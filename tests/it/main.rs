@@ -21,6 +21,7 @@ mod cli {
     mod probe;
     mod pty;
     mod speed;
+    mod streams;
 }
 
 /// The sshd-config parser and `sshtune config` against the real sshd and ssh.
