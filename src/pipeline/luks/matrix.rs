@@ -1,10 +1,13 @@
-//! The end-to-end cells: every kept setting's volume under every cipher, cut to the plan
-//! (`budget.rs`) and to `--max-time` as cells finish, the estimate said as they do, each
-//! copy checked byte for byte, and what a signal or the budget left out.
+//! The settings one after another, each on one volume made once (`volume.rs`): its dm-crypt
+//! pass, then every cipher end to end into it, then the volume removed. The plan (`budget.rs`)
+//! is made once the first setting's volume and pass are measured, cut to `--max-time` and
+//! checked again as cells finish, the estimate said as they do; each copy is checked byte for
+//! byte; a signal or the budget leaves out what did not run, and says so.
 
 use super::agent::Agent;
-use super::run::{map, round1, round2, set_dm, tag, time_left};
+use super::run::{round2, tag, time_left};
 use super::verify::{compare, mark_differing};
+use super::volume::{self, Made};
 use super::{budget, copy, predict};
 use crate::bench::stats;
 use crate::pipeline::model::{AloneStage, LuksSetting, LuksTiming, Row};
@@ -15,17 +18,18 @@ use crate::process::{check_interrupted, interrupted};
 use anyhow::Result;
 use std::time::Instant;
 
-/// What the matrix needs of the stages before it.
+/// What the matrix needs besides the settings and the stages alone.
 pub struct Inputs<'a> {
-    pub alone: &'a [AloneStage],
     pub ciphers: &'a [String],
-    /// The cores the model shares out.
-    pub free: f64,
     /// The source's SHA-256 per file.
     pub want: &'a [(String, String)],
+    /// The destination's cores, and the dm-crypt pass's bytes.
+    pub cores: f64,
+    pub pass_bytes: u64,
 }
 
 /// The end-to-end cells, and what they left out.
+#[derive(Default)]
 pub struct Matrix {
     pub cells: Vec<(String, Vec<Row>)>,
     pub partial: Option<String>,
@@ -72,171 +76,272 @@ impl Tally {
     }
 }
 
+/// What the plan is made from: the stages alone, the settings (one not made yet is planned
+/// with the first setting's pass), the cores the model shares out, the dataset's MiB.
+struct Basis {
+    alone: Vec<AloneStage>,
+    settings: Vec<LuksSetting>,
+    free: f64,
+    mib: f64,
+}
+
+impl Basis {
+    /// One copy's data time, from the model's prediction of the cell (the slowest stage
+    /// alone when it has none).
+    fn data_s(&self, setting: &str, cipher: &str) -> f64 {
+        let Some(st) = self.settings.iter().find(|x| x.name == setting) else {
+            return 0.0;
+        };
+        let rate = predict::cell(&self.alone, cipher, st, self.free).or_else(|| {
+            self.alone
+                .iter()
+                .filter(|a| a.cipher.is_none() || a.cipher.as_deref() == Some(cipher))
+                .filter_map(|a| a.mib_s)
+                .chain(st.dm_crypt_mib_s)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))))
+        });
+        rate.filter(|r| *r > 0.0).map_or(0.0, |r| self.mib / r)
+    }
+}
+
 /// What every setting's cells share: the plan, its fixed costs and data times, the source's
-/// sums, and the timing so far (for `--max-time`).
+/// sums, the timing so far (for `--max-time`) and the progress against the plan.
 struct Ctx<'a> {
-    plan: &'a budget::Plan,
+    plan: budget::Plan,
     fixed: budget::Fixed,
-    data_s: &'a dyn Fn(&str, &str) -> f64,
+    basis: Basis,
     want: &'a [(String, String)],
-    timing: &'a LuksTiming,
+    timing: LuksTiming,
+}
+
+/// The plan and the progress against it.
+struct Run<'a> {
+    ctx: Ctx<'a>,
+    tally: Tally,
 }
 
 impl Ctx<'_> {
     /// Planned seconds of one cell (all its copies).
     fn cell_s(&self, setting: &str, cipher: &str) -> f64 {
-        f64::from(self.plan.repeat) * (self.fixed.copy_s + (self.data_s)(setting, cipher))
+        f64::from(self.plan.repeat) * (self.fixed.copy_s + self.basis.data_s(setting, cipher))
+    }
+
+    /// Planned seconds of a setting not made yet, up to its first cell.
+    fn next_setting_s(&self, setting: &str, tally: &Tally) -> f64 {
+        let first = self
+            .plan
+            .ciphers
+            .first()
+            .map_or(0.0, |c| self.cell_s(setting, c));
+        tally.scaled(self.fixed.volume_s + first)
     }
 }
 
-/// Every kept setting end to end under every cipher, cut to `--max-time`; a signal keeps
-/// the cells that finished.
+/// Every setting in turn, cut to `--max-time`: its volume made and passed, its cells run
+/// (unless trimmed or left out), the volume removed. A signal keeps the cells that finished;
+/// one before the first cell is the error. Settings never made are taken out of `list`.
 pub fn matrix(
     s: &Setup,
     agent: &mut Agent,
-    list: &[LuksSetting],
+    list: &mut Vec<LuksSetting>,
+    alone: &mut [AloneStage],
     inp: &Inputs,
     timing: &mut LuksTiming,
 ) -> Result<Matrix> {
-    let fixed = budget::Fixed {
-        volume_s: timing.volume_s.unwrap_or(0.0),
-        // Each copy logs in once (rsync's); the helper empties and flushes the volume.
-        copy_s: timing.login_s.unwrap_or(0.0),
-    };
-    let data_s = |setting: &str, cipher: &str| data_seconds(s, inp, list, setting, cipher);
-    let plan = plan(s, list, inp.ciphers, timing, fixed, &data_s);
-    let opts = Options {
-        repeat: plan.repeat,
-        ..s.opts.clone()
-    };
-    let s = &Setup { opts: &opts, ..*s };
-    let mut tally = Tally {
-        start: Instant::now(),
-        planned_total: plan.estimate_s,
-        planned_done: 0.0,
-        measured_done: 0.0,
-        cells_done: 0,
-        cells_total: plan.settings.len() * plan.ciphers.len(),
-        copy_fixed: Vec::new(),
-    };
-    let snapshot = timing.clone();
-    let ctx = Ctx {
-        plan: &plan,
-        fixed,
-        data_s: &data_s,
-        want: inp.want,
-        timing: &snapshot,
-    };
-    let mut out = Matrix {
-        cells: Vec::new(),
-        partial: None,
-        left_out: plan.left_out.clone(),
-    };
-    for (i, st) in list.iter().enumerate() {
-        if !plan.settings.contains(&st.name) {
-            continue;
+    let start = Instant::now();
+    let mut out = Matrix::default();
+    let mut run: Option<Run> = None;
+    let mut volumes = Vec::new();
+    let mut made = 0;
+    while made < list.len() {
+        let i = made;
+        if let Some(Run { ctx: c, tally }) = &run {
+            if interrupted() {
+                out.partial = Some(cut_short(&c.plan, &out.cells));
+                break;
+            }
+            if !c.plan.settings.contains(&list[i].name) {
+                list.remove(i);
+                continue;
+            }
+            let next = c.next_setting_s(&list[i].name, tally);
+            if time_left(s, &c.timing).is_some_and(|l| l < next) {
+                out.left_out.push(late(&c.plan, &out.cells));
+                break;
+            }
         }
-        if interrupted() {
-            out.partial = Some(cut_short(&plan, &out.cells));
-            break;
+        made += 1;
+        let m = match volume::open(s, agent, i, &mut list[i], inp.pass_bytes) {
+            Ok(m) => m,
+            Err(e) => return stopped(e, run.as_ref().map(|r| &r.ctx), out),
+        };
+        // The cores the model shares out, as of this setting's pass.
+        let free = volume::trim(s, alone, list, i, (inp.cores, inp.pass_bytes), inp.ciphers);
+        let Run { ctx: c, tally } = match run.as_mut() {
+            Some(r) => {
+                r.tally.planned_done += r.ctx.fixed.volume_s;
+                r.tally.measured_done += m.ready_s + m.pass_s;
+                r
+            }
+            None => run.insert(plan(s, list, alone, inp, free, m, timing)),
+        };
+        let st = &list[i];
+        let planned = c.plan.settings.contains(&st.name);
+        let runs = st.error.is_none() && st.trimmed.is_none() && planned;
+        if planned && !runs {
+            // Trimmed or failed after the plan counted its cells.
+            tally.cells_total -= c.plan.ciphers.len();
+            tally.planned_total -= c
+                .plan
+                .ciphers
+                .iter()
+                .map(|x| c.cell_s(&st.name, x))
+                .sum::<f64>();
         }
-        let first = plan
-            .ciphers
-            .first()
-            .map_or(0.0, |c| ctx.cell_s(&st.name, c));
-        if time_left(s, &snapshot).is_some_and(|l| l < tally.scaled(fixed.volume_s + first)) {
-            out.left_out.push(late(&plan, &out.cells));
-            break;
-        }
-        let t = Instant::now();
-        let dm = map(agent, i, st)?;
-        agent.mount(i)?;
-        set_dm(s, Some(dm));
-        tally.planned_done += fixed.volume_s;
-        tally.measured_done += t.elapsed().as_secs_f64();
-        (s.say)(&format!(
-            "LUKS {}: rsync into ext4 on the scratch mapping",
-            st.name
-        ));
-        let (rows, ended) = setting_cells(s, agent, st, &ctx, &mut tally);
+        let ended = if runs {
+            let (rows, ended) = cells(s, agent, st, c, tally);
+            out.cells.push((st.name.clone(), rows));
+            ended
+        } else {
+            Ok(())
+        };
         let stop = match ended {
             Ok(()) => None,
             Err(e) if e.is::<OutOfTime>() => Some(false),
             Err(_) if interrupted() => Some(true),
             Err(e) => return Err(e),
         };
-        out.cells.push((st.name.clone(), rows));
         if stop == Some(true) {
-            out.partial = Some(cut_short(&plan, &out.cells));
+            out.partial = Some(cut_short(&c.plan, &out.cells));
             break;
         }
-        s.shared.set_phase(Some("between".into()));
-        let u = Instant::now();
-        agent.unmap(i)?;
-        tally.measured_done += u.elapsed().as_secs_f64();
+        // A setting that failed half-way may have nothing to close: the helper removes the
+        // rest when it ends.
+        match volume::close(s, agent, i) {
+            Ok(u) => {
+                tally.measured_done += u;
+                if st.error.is_none() {
+                    volumes.push(m.ready_s + u);
+                }
+            }
+            Err(e) if st.error.is_none() => return Err(e),
+            Err(_) => {}
+        }
         if stop == Some(false) {
-            out.left_out.push(late(&plan, &out.cells));
+            out.left_out.push(late(&c.plan, &out.cells));
             break;
         }
     }
-    timing.matrix_s = Some(round1(tally.start.elapsed().as_secs_f64()));
-    timing.copy_fixed_s = stats::median(&tally.copy_fixed).map(round2);
+    list.truncate(made);
+    timing.volume_s = stats::median(&volumes).map(round2);
+    if let Some(r) = run {
+        timing.estimate_s = r.ctx.timing.estimate_s;
+        timing.copy_fixed_s = stats::median(&r.tally.copy_fixed).map(round2);
+        out.left_out.splice(0..0, r.ctx.plan.left_out);
+    }
+    timing.matrix_s = Some((start.elapsed().as_secs_f64() * 10.0).round() / 10.0);
     Ok(out)
 }
 
-/// The matrix cut to what `--max-time` leaves (everything without it), said with its
-/// estimate before it starts.
-fn plan(
+/// A volume that could not be made because of a signal: the cells so far as a partial
+/// report, or the error when there are none.
+fn stopped(e: anyhow::Error, ctx: Option<&Ctx>, mut out: Matrix) -> Result<Matrix> {
+    match ctx {
+        Some(c) if interrupted() && !out.cells.is_empty() => {
+            out.partial = Some(cut_short(&c.plan, &out.cells));
+            Ok(out)
+        }
+        _ => Err(e),
+    }
+}
+
+/// A setting's cells with the plan's copies per cell.
+fn cells(
+    s: &Setup,
+    agent: &mut Agent,
+    st: &LuksSetting,
+    c: &Ctx,
+    tally: &mut Tally,
+) -> (Vec<Row>, Result<()>) {
+    (s.say)(&format!(
+        "LUKS {}: rsync into ext4 on the scratch mapping",
+        st.name
+    ));
+    let opts = Options {
+        repeat: c.plan.repeat,
+        ..s.opts.clone()
+    };
+    let s = &Setup { opts: &opts, ..*s };
+    setting_cells(s, agent, st, c, tally)
+}
+
+/// The plan, once the first setting's volume is made (`first`) and the model has its
+/// figures: the matrix cut to what `--max-time` leaves (everything without it), said with its
+/// estimate. Settings not made yet are planned with the first one's pass; the first's volume
+/// is already paid for.
+fn plan<'a>(
     s: &Setup,
     list: &[LuksSetting],
-    ciphers: &[String],
+    alone: &[AloneStage],
+    inp: &Inputs<'a>,
+    free: f64,
+    first: Made,
     timing: &mut LuksTiming,
-    fixed: budget::Fixed,
-    data_s: &dyn Fn(&str, &str) -> f64,
-) -> budget::Plan {
+) -> Run<'a> {
+    let fixed = budget::Fixed {
+        volume_s: first.ready_s + first.pass_s,
+        // Each copy logs in once (rsync's); the helper empties and flushes the volume.
+        copy_s: timing.login_s.unwrap_or(0.0),
+    };
+    let mut settings = list.to_vec();
+    for st in settings.iter_mut().skip(1) {
+        st.dm_crypt_mib_s = list[0].dm_crypt_mib_s;
+        st.dm_cpu_s_per_mib = list[0].dm_cpu_s_per_mib;
+    }
+    let basis = Basis {
+        alone: alone.to_vec(),
+        settings,
+        free,
+        mib: s.dataset.bytes as f64 / MIB,
+    };
     let names: Vec<String> = list
         .iter()
         .filter(|x| x.trimmed.is_none() && x.error.is_none())
         .map(|x| x.name.clone())
         .collect();
-    let plan = budget::cut(
-        &names,
-        ciphers,
-        s.opts.repeat,
-        time_left(s, timing),
-        fixed,
-        data_s,
-    );
-    timing.estimate_s = Some(plan.estimate_s.max(0.0).round() + 0.0);
+    let data_s = |st: &str, c: &str| basis.data_s(st, c);
+    let budget_s = time_left(s, timing).map(|l| l + fixed.volume_s);
+    let plan = budget::cut(&names, inp.ciphers, s.opts.repeat, budget_s, fixed, &data_s);
+    let estimate_s = (plan.estimate_s - fixed.volume_s).max(0.0);
+    timing.estimate_s = Some(estimate_s.round());
     (s.say)(&format!(
-        "LUKS matrix: {} setting(s) × {} cipher(s) × {} copies, estimated {} (a volume {:.1} s, a copy's logins {:.1} s, its data from the model){}",
+        "LUKS matrix: {} setting(s) × {} cipher(s) × {} copies, estimated {} (a volume and its pass {:.1} s, a copy's logins {:.1} s, its data from the model){}",
         plan.settings.len(),
         plan.ciphers.len(),
         plan.repeat,
-        budget::clock(plan.estimate_s),
+        budget::clock(estimate_s),
         fixed.volume_s,
         fixed.copy_s,
         if plan.left_out.is_empty() { String::new() } else { format!("; left out: {}", plan.left_out.join("; ")) }
     ));
-    plan
-}
-
-/// One copy's data time, from the model's prediction of the cell (the slowest stage alone
-/// when it has none).
-fn data_seconds(s: &Setup, inp: &Inputs, list: &[LuksSetting], setting: &str, cipher: &str) -> f64 {
-    let mib = s.dataset.bytes as f64 / MIB;
-    let Some(st) = list.iter().find(|x| x.name == setting) else {
-        return 0.0;
-    };
-    let rate = predict::cell(inp.alone, cipher, st, inp.free).or_else(|| {
-        inp.alone
-            .iter()
-            .filter(|a| a.cipher.is_none() || a.cipher.as_deref() == Some(cipher))
-            .filter_map(|a| a.mib_s)
-            .chain(st.dm_crypt_mib_s)
-            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))))
-    });
-    rate.filter(|r| *r > 0.0).map_or(0.0, |r| mib / r)
+    Run {
+        tally: Tally {
+            start: Instant::now(),
+            planned_total: estimate_s,
+            planned_done: 0.0,
+            measured_done: 0.0,
+            cells_done: 0,
+            cells_total: plan.settings.len() * plan.ciphers.len(),
+            copy_fixed: Vec::new(),
+        },
+        ctx: Ctx {
+            plan,
+            fixed,
+            basis,
+            want: inp.want,
+            timing: timing.clone(),
+        },
+    }
 }
 
 /// One setting's cells (its volume mapped and mounted): each cipher's copy is compared with
@@ -274,7 +379,7 @@ fn setting_cells(
                 done(p, t, agent, tally);
             }
             let need = tally.scaled(ctx.cell_s(&st.name, c));
-            if time_left(s, ctx.timing).is_some_and(|left| left < need) {
+            if time_left(s, &ctx.timing).is_some_and(|left| left < need) {
                 return Err(OutOfTime.into());
             }
             previous = Some((c.clone(), Instant::now()));

@@ -1,14 +1,13 @@
-//! The `--luks` matrix in the order it runs: the stages alone (`alone.rs`), a dm-crypt pass
-//! per setting and the trimming (`passes.rs`), then every cipher end to end into each kept
-//! setting's scratch volume (`matrix.rs`). `finish.rs` turns what the samplers recorded into
-//! the report's section. Here: the order, and what the steps share (the loop file's size,
-//! the time left, the mapping the samplers watch).
+//! The `--luks` run in the order it runs: the baseline, the stages alone (`alone.rs`), the
+//! loop file, then each setting on one volume made once, its dm-crypt pass, trimming and
+//! cells (`volume.rs`, `matrix.rs`). `finish.rs` turns what the samplers recorded into the
+//! report's section. Here: the order, and what the steps share (the loop file's size, the
+//! time left, the mapping the samplers watch).
 
 use super::agent::Agent;
 use super::alone::{rsync_local, ssh_alone};
 use super::costs;
 use super::matrix::{matrix, Inputs};
-use super::passes::{passes, trim};
 use super::settings;
 use super::verify::{files, sums};
 use crate::bench::stats;
@@ -88,26 +87,27 @@ pub fn measure(
     ));
     check_interrupted()?;
     agent.create(loop_bytes >> 20)?;
-    let mut left_out = Vec::new();
-    let volumes = passes(s, agent, &mut list, pass_bytes, &timing, &mut left_out)?;
-    timing.volume_s = stats::median(&volumes).map(round2);
-    let free = trim(s, &mut alone, &mut list, (cores, pass_bytes), ciphers);
-
+    // The reference first: every other setting is trimmed against it as soon as its own
+    // pass is measured, on the volume its cells then use.
+    if let Some(r) = list.iter().position(|x| x.current) {
+        let x = list.remove(r);
+        list.insert(0, x);
+    }
     let want = sums(&files(s.dataset.root()), s.dataset.root())
         .context("hashing the source for the byte-for-byte check")?;
     let m = matrix(
         s,
         agent,
-        &list,
+        &mut list,
+        &mut alone,
         &Inputs {
-            alone: &alone,
             ciphers,
-            free,
             want: &want,
+            cores,
+            pass_bytes,
         },
         &mut timing,
     )?;
-    left_out.extend(m.left_out);
     set_dm(s, storage.dm_device.clone());
     let device_bytes = match m.partial {
         Some(_) => None,
@@ -127,7 +127,7 @@ pub fn measure(
         storage: storage.clone(),
         device_bytes,
         partial: m.partial,
-        left_out,
+        left_out: m.left_out,
         timing,
     })
 }
