@@ -30,8 +30,11 @@ pub fn rsync_local(s: &Setup) -> Result<AloneStage> {
     );
     drop(scratch);
     s.shared.set_phase(Some("between".into()));
+    // Every copy's bytes: the phase's CPU covers all of them, and the cost per MiB divides
+    // by what moved (one copy's bytes read the cost `--repeat` times too high).
+    let copies = r.samples.len().max(1) as u64;
     Ok(AloneStage {
-        bytes: None,
+        bytes: Some(s.dataset.bytes * copies),
         stage: Stage::RsyncLocal,
         cipher: None,
         mib_s: r.median_mib_s,
