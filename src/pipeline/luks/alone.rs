@@ -2,7 +2,7 @@
 //! dataset's bytes through `ssh -c CIPHER` into `cat`) and rsync alone (into a local temp
 //! directory). Their CPU cost per MiB comes later from the samplers' intervals (`costs.rs`).
 
-use super::run::round1;
+use super::step::round1;
 use super::verify::files;
 use crate::pipeline::model::{AloneStage, Stage};
 use crate::pipeline::setup::Setup;

@@ -3,7 +3,8 @@
 //! per cell, and the recommendation.
 
 use super::costs::{costs, free_cores};
-use super::run::{tag, Measured};
+use super::run::Measured;
+use super::step::tag;
 use super::{advice, predict};
 use crate::pipeline::model::{
     AloneStage, LuksCell, LuksSection, LuksSetting, Row, Stage, StageCeiling, StorageInfo,

@@ -5,7 +5,7 @@
 //! byte; a signal or the budget leaves out what did not run, and says so.
 
 use super::agent::Agent;
-use super::run::{round2, tag, time_left};
+use super::step::{round2, tag, time_left};
 use super::verify::{compare, mark_differing};
 use super::volume::{self, Made};
 use super::{budget, copy, predict};

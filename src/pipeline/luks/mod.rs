@@ -9,7 +9,7 @@
 //! of the samplers' load (`costs.rs`), the model that predicts a cell from its stages
 //! measured alone and trims settings before the end-to-end runs (`predict.rs`), and the
 //! recommendation (`advice.rs`) with its gain split into a cipher change, a LUKS change and
-//! both (`split.rs`). See docs/pipeline.md.
+//! both (`split.rs`); `step.rs` holds what the steps share. See docs/pipeline.md.
 
 pub mod advice;
 pub mod agent;
@@ -23,5 +23,6 @@ pub mod predict;
 pub mod run;
 pub mod settings;
 pub mod split;
+mod step;
 mod verify;
 mod volume;

@@ -1,14 +1,15 @@
 //! The `--luks` run in the order it runs: the baseline, the stages alone (`alone.rs`), the
 //! loop file, then each setting on one volume made once, its dm-crypt pass, trimming and
 //! cells (`volume.rs`, `matrix.rs`). `finish.rs` turns what the samplers recorded into the
-//! report's section. Here: the order, and what the steps share (the loop file's size, the
-//! time left, the mapping the samplers watch).
+//! report's section; `step.rs` what the steps share. Here: the order, and the loop file's
+//! size.
 
 use super::agent::Agent;
 use super::alone::{rsync_local, ssh_alone};
 use super::costs;
 use super::matrix::{matrix, Inputs};
 use super::settings;
+use super::step::{round2, set_dm};
 use super::verify::{files, sums};
 use crate::bench::stats;
 use crate::pipeline::model::{AloneStage, LuksSetting, LuksTiming, Row, StorageInfo};
@@ -16,7 +17,6 @@ use crate::pipeline::setup::Setup;
 use crate::pipeline::MIB;
 use crate::process::check_interrupted;
 use anyhow::{bail, Context, Result};
-use std::time::Instant;
 
 /// What `measure` leaves for `finish` (which needs the samplers' intervals).
 pub struct Measured {
@@ -37,11 +37,6 @@ pub struct Measured {
     /// What `--max-time` left out, the first line saying why.
     pub left_out: Vec<String>,
     pub timing: LuksTiming,
-}
-
-/// The phase label of a cell's runs; `recording::attach_tagged` finds them by it.
-pub fn tag(setting: &str) -> String {
-    format!("luks:{setting}|")
 }
 
 /// Runs everything that writes, the scratch volumes through `agent` (the run's helper on
@@ -132,39 +127,6 @@ pub fn measure(
     })
 }
 
-/// Seconds left before `--max-time`, less what the run needs after the matrix (`reserve`).
-pub fn time_left(s: &Setup, t: &LuksTiming) -> Option<f64> {
-    let d = s.opts.deadline?;
-    Some(d.saturating_duration_since(Instant::now()).as_secs_f64() - reserve(t))
-}
-
-/// What `--max-time` keeps back for after the matrix: closing the helper and the samplers
-/// and removing the run directory, about two logins, and `CLEANUP_S`.
-fn reserve(t: &LuksTiming) -> f64 {
-    2.0 * t.login_s.unwrap_or(2.0) + CLEANUP_S
-}
-
-/// Seconds kept back for the clean-up beyond its logins (docs/pipeline.md).
-const CLEANUP_S: f64 = 5.0;
-
-/// Setting `st` as the helper's mapping `i`; its `dm-N`.
-pub fn map(agent: &mut Agent, i: usize, st: &LuksSetting) -> Result<String> {
-    agent.map(
-        i,
-        &st.cipher,
-        st.key_bits,
-        st.sector_size,
-        &settings::perf_args(st),
-    )
-}
-
-/// Which `dm-N` the samplers read the write rate of.
-pub fn set_dm(s: &Setup, dm: Option<String>) {
-    if let Ok(mut g) = s.shared.dm.lock() {
-        *g = dm;
-    }
-}
-
 /// The loop file and the dm-crypt pass for a dataset: the pass writes 16–128 MiB (whole
 /// 16 MiB blocks); the file holds the dataset with ext4's journal and inode tables, rsync's
 /// temp file and some slack, and at least the pass.
@@ -187,12 +149,4 @@ pub fn check_room(dataset_bytes: u64, free: Option<u64>, dir: &str) -> Result<()
         ),
         _ => Ok(()),
     }
-}
-
-pub fn round1(v: f64) -> f64 {
-    (v * 10.0).round() / 10.0
-}
-
-pub fn round2(v: f64) -> f64 {
-    (v * 100.0).round() / 100.0
 }

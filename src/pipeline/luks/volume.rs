@@ -4,7 +4,7 @@
 
 use super::agent::Agent;
 use super::costs::{costs, free_cores};
-use super::run::{map, round1, set_dm};
+use super::step::{map, round1, set_dm};
 use super::{predict, settings};
 use crate::pipeline::model::{AloneStage, LuksSetting};
 use crate::pipeline::setup::Setup;
