@@ -202,7 +202,7 @@ fn finish_luks(
     side: &LuksSide,
 ) -> LuksSection {
     let client_version = crate::target::ssh_version().ok();
-    luks::run::finish(
+    luks::finish::finish(
         m,
         intervals,
         cores,

@@ -10,8 +10,8 @@
 /// Fixed costs measured before the matrix, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fixed {
-    /// One setting's volume made ready and removed again (luksFormat and open, mkfs and
-    /// mount, unmount and close), from the dm-crypt passes.
+    /// One setting's volume made ready (luksFormat and open, mkfs and mount) and its
+    /// dm-crypt pass, from the first setting's.
     pub volume_s: f64,
     /// One copy's cost besides its data: the logins (emptying the volume, rsync, the flush)
     /// and rsync's start, from the logins of SSH alone until a cell has run.

@@ -1,0 +1,158 @@
+//! The model's stages measured alone, before any volume exists: SSH alone per cipher (the
+//! dataset's bytes through `ssh -c CIPHER` into `cat`) and rsync alone (into a local temp
+//! directory). Their CPU cost per MiB comes later from the samplers' intervals (`costs.rs`).
+
+use super::step::round1;
+use super::verify::files;
+use crate::pipeline::model::{AloneStage, Stage};
+use crate::pipeline::setup::Setup;
+use crate::pipeline::ssh::ssh_command;
+use crate::pipeline::{stages, MIB};
+use crate::process::check_interrupted;
+use anyhow::{bail, Context, Result};
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::Instant;
+
+/// rsync without ssh, into a local temp directory: the model's rsync stage, `--repeat`
+/// times.
+pub fn rsync_local(s: &Setup) -> Result<AloneStage> {
+    (s.say)("LUKS model: rsync without ssh, into a local temp directory");
+    s.shared.set_phase(Some("luks-alone:rsync-local".into()));
+    let scratch = s.dataset.scratch()?;
+    // `--repeat` copies, as the cells: one copy of a small dataset under a loaded machine
+    // varies by half, and the model's rsync stage is its median.
+    let r = stages::rsync_local(
+        &s.dataset.rsync_source(),
+        scratch.path(),
+        s.dataset.bytes,
+        s.opts.repeat.max(1),
+    );
+    drop(scratch);
+    s.shared.set_phase(Some("between".into()));
+    // Every copy's bytes: the phase's CPU covers all of them, and the cost per MiB divides
+    // by what moved (one copy's bytes read the cost `--repeat` times too high).
+    let copies = r.samples.len().max(1) as u64;
+    Ok(AloneStage {
+        bytes: Some(s.dataset.bytes * copies),
+        stage: Stage::RsyncLocal,
+        cipher: None,
+        mib_s: r.median_mib_s,
+        cpu_s_per_mib: None,
+        method: r.method,
+        error: r.error,
+    })
+}
+
+/// The shortest window SSH alone is timed over: the dataset is sent again until it lasts
+/// this long, so a small dataset on a fast link is not timed over a few sampler intervals.
+const ALONE_MIN_S: f64 = 1.0;
+/// At most this many passes over the dataset.
+const ALONE_MAX_PASSES: u32 = 64;
+/// The most of the dataset SSH alone holds in memory and sends, again and again.
+const ALONE_MAX_BYTES: u64 = 64 << 20;
+
+/// SSH alone: the dataset's bytes piped through `ssh -c CIPHER` into `cat > /dev/null` on
+/// the destination — the bench's upload, with this run's data and samplers, so its CPU cost
+/// per MiB is measured the same way as every other stage's. The bytes are read into memory
+/// first (up to `ALONE_MAX_BYTES`): reading the source is rsync's work, measured in
+/// rsync-local, and stays out of this stage. The remote side prints a marker
+/// when its `cat` starts and another when it has read everything: the clock and the
+/// sampler's phase run between the two, so process start, handshake and login are neither
+/// timed nor charged (subtracting a separate empty session's login instead was off by as
+/// much as the transfer itself on a slow board, whose logins vary by seconds).
+pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<AloneStage> {
+    check_interrupted()?;
+    (s.say)(&format!("LUKS model: SSH alone with {cipher}"));
+    // Read once, outside the clock: the passes only send.
+    let data = load(&files(s.dataset.root()), ALONE_MAX_BYTES);
+    let data = match data {
+        Ok(d) if !d.is_empty() => d,
+        Ok(_) => bail!("the dataset is empty: nothing to send through ssh alone"),
+        Err(e) => return Err(e).context("reading the dataset for ssh alone"),
+    };
+    let mut cmd = ssh_command(
+        &s.end.target,
+        Some(cipher),
+        "echo SSHTUNE-READY; cat > /dev/null; echo SSHTUNE-DONE",
+    );
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let login = Instant::now();
+    let mut child = crate::process::ChildGuard::spawn(&mut cmd, "ssh")?;
+    let stderr = crate::process::drain_stderr(child.child_mut());
+    let mut stdin = child.child_mut().stdin.take().context("ssh stdin")?;
+    let mut lines = BufReader::new(child.child_mut().stdout.take().context("ssh stdout")?).lines();
+    let mut wait_for = |marker: &str| {
+        lines
+            .by_ref()
+            .map_while(|l| l.ok())
+            .any(|l| l.trim() == marker)
+    };
+    let mut sent = 0u64;
+    let mut secs = 0.0;
+    let mut error = None;
+    if wait_for("SSHTUNE-READY") {
+        logins.push(login.elapsed().as_secs_f64());
+        s.shared.set_phase(Some(format!("luks-alone:ssh:{cipher}")));
+        let t = Instant::now();
+        let mut passes = 0;
+        while passes < ALONE_MAX_PASSES && (passes == 0 || t.elapsed().as_secs_f64() < ALONE_MIN_S)
+        {
+            passes += 1;
+            if let Err(e) = stdin.write_all(&data) {
+                error = Some(e.to_string());
+                break;
+            }
+            sent += data.len() as u64;
+        }
+        drop(stdin);
+        if !wait_for("SSHTUNE-DONE") && error.is_none() {
+            error = Some("the remote cat ended before it read everything".into());
+        }
+        secs = t.elapsed().as_secs_f64();
+        s.shared.set_phase(Some("between".into()));
+    } else {
+        drop(stdin);
+    }
+    let status = child
+        .wait_timeout(std::time::Duration::from_secs(30))
+        .context("waiting for ssh")?;
+    let stderr = stderr.text(std::time::Duration::from_secs(5));
+    if !status.success() || secs == 0.0 {
+        // ssh's own message says more than a broken pipe does.
+        error = Some(crate::process::last_line(&stderr))
+            .filter(|l| !l.is_empty())
+            .or(error)
+            .or(Some(format!("ssh exited with {status}")));
+    }
+    Ok(AloneStage {
+        stage: Stage::Ssh,
+        cipher: Some(cipher.into()),
+        bytes: Some(sent),
+        mib_s: error
+            .is_none()
+            .then(|| round1(sent as f64 / MIB / secs.max(1e-6))),
+        cpu_s_per_mib: None,
+        method: format!(
+            "the dataset's bytes (read into memory first, at most {} MiB; again until {ALONE_MIN_S} s passed) through ssh -c {cipher} into cat > /dev/null, timed on the remote cat's start and end markers",
+            ALONE_MAX_BYTES >> 20
+        ),
+        error,
+    })
+}
+
+/// The files' bytes in order, at most `cap` of them.
+fn load(files: &[std::path::PathBuf], cap: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    for f in files {
+        let left = cap.saturating_sub(out.len() as u64);
+        if left == 0 {
+            break;
+        }
+        std::fs::File::open(f)?.take(left).read_to_end(&mut out)?;
+    }
+    Ok(out)
+}
