@@ -340,21 +340,20 @@ pub fn find_program(name: &str) -> Option<std::path::PathBuf> {
 /// unprivileged process (`/proc/sys/fs/pipe-max-size`).
 pub const WIDE_PIPE_BYTES: i32 = 1 << 20;
 
-/// Widens the pipes to a child's stdin and stdout to `WIDE_PIPE_BYTES`, where the kernel
-/// allows it (Linux only; elsewhere, or over the user's pipe budget, they stay as they were).
+/// Widens the pipe from a child's stdout to `WIDE_PIPE_BYTES`, where the kernel allows it
+/// (Linux only; elsewhere, or over the user's pipe budget, it stays as it was). Its stdin is
+/// left at the kernel's default width, the pipe `cmd | ssh` feeds: an upload is measured
+/// through the pipe a user's own command gives it (docs/measurements.md, "Figures a user can
+/// reproduce").
 ///
-/// Why: with the default 64 KiB pipe an `ssh` client that starts receiving bulk data stalls
-/// for 70–150 ms before the first MiB reaches us (seen on loopback, OpenSSH 9.2), and the
-/// first download of a session read a third to a half of the rate of the next; with 1 MiB
-/// pipes it read that rate from its first transfer. Fast ciphers on loopback also read a
-/// higher steady rate: at hundreds of MiB/s a 64 KiB pipe's wake-ups are part of the cost.
-/// What that means for the figures is in docs/bench-json.md.
+/// Why stdout: with the default 64 KiB pipe an `ssh` client that starts receiving bulk data
+/// stalls for 70–150 ms before the first MiB reaches us (seen on loopback, OpenSSH 9.2), and
+/// the first download of a session read a third to a half of the rate of the next; with 1 MiB
+/// pipes it read that rate from its first transfer. What that means for the figures is in
+/// docs/bench-json.md.
 pub fn widen_pipes(child: &Child) {
     use std::os::fd::AsRawFd;
-    let fds = [
-        child.stdin.as_ref().map(|p| p.as_raw_fd()),
-        child.stdout.as_ref().map(|p| p.as_raw_fd()),
-    ];
+    let fds = [child.stdout.as_ref().map(|p| p.as_raw_fd())];
     for fd in fds.into_iter().flatten() {
         #[cfg(target_os = "linux")]
         let _ = nix::fcntl::fcntl(fd, nix::fcntl::FcntlArg::F_SETPIPE_SZ(WIDE_PIPE_BYTES));

@@ -84,6 +84,7 @@ mod scenario {
     mod jump_host;
     mod loopback;
     mod network;
+    mod plain_pipe;
     mod tcp_sink;
 }
 

@@ -154,11 +154,11 @@ fn one_upload(
     } else {
         sink.command.to_string()
     };
-    // Bench feeds `ssh` through pipes widened on both ends (`process::widen_pipes`,
-    // `remote::WIDEN_PIPES`), and under a CPU quota a pipe's width changes what a byte costs
-    // (bench read 22% and 55% above this reference under a 20% client quota while only its
-    // own pipes were wide): the reference takes the same widths, so the comparison is of the
-    // clocks, not of the pipes.
+    // Bench widens the pipes that carry data back on both ends (`process::widen_pipes`,
+    // `remote::WIDEN_PIPES`) and leaves the upload's at the default, and under a CPU quota a
+    // pipe's width changes what a byte costs (bench read 22% and 55% above this reference
+    // under a 20% client quota while only its own pipes were wide): the reference takes the
+    // same widths, so the comparison is of the clocks, not of the pipes.
     let command = if sink.command == SERVE_SINK.command {
         command
     } else {
