@@ -35,6 +35,26 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     Ok((n * mult as f64) as u64)
 }
 
+/// A duration a flag takes, shown in the grammar it is typed in (`2s`, `500ms`): what `--help`
+/// prints as a default.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub f64);
+
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 < 1.0 {
+            write!(f, "{}ms", (self.0 * 1000.0).round())
+        } else {
+            write!(f, "{}s", self.0)
+        }
+    }
+}
+
+/// [`parse_duration`] for a flag of type [`Seconds`].
+pub fn parse_seconds(s: &str) -> Result<Seconds, String> {
+    parse_duration(s).map(Seconds)
+}
+
 /// `30s`, `2m`, `1m30s`, `500ms`, `1h`, or a bare number of seconds: a duration in seconds.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let t = s.trim().to_ascii_lowercase();
@@ -192,6 +212,14 @@ pub fn parse_ceiling(s: &str) -> Result<Rate, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seconds_show_in_the_typed_grammar() {
+        for (v, shown) in [(2.0, "2s"), (0.5, "500ms"), (1.5, "1.5s")] {
+            assert_eq!(Seconds(v).to_string(), shown);
+            assert_eq!(parse_seconds(shown), Ok(Seconds(v)));
+        }
+    }
 
     #[test]
     fn durations() {

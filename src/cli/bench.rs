@@ -47,8 +47,8 @@ pub struct BenchArgs {
     pub size: Option<u64>,
     /// Shortest transfer --thorough sizing aims for (e.g. 2s, 500ms); by default samples
     /// start at 0.25 s (or four channel windows) and lengthen up to this only while they disagree.
-    #[arg(long, default_value_t = SamplingOptions::DEFAULT.min_duration_s, value_name = "DURATION", value_parser = crate::units::parse_duration)]
-    pub min_duration: f64,
+    #[arg(long, default_value_t = crate::units::Seconds(SamplingOptions::DEFAULT.min_duration_s), value_name = "DURATION", value_parser = crate::units::parse_seconds)]
+    pub min_duration: crate::units::Seconds,
     /// The reference run: --repeat samples of at least --min-duration each for every row and a
     /// fixed warm-up, no racing (slower; what the default mode is checked against). Default:
     /// samples sized by stability (starting at 0.25 s) and rows whose whole range lies below

@@ -24,8 +24,8 @@ pub struct SpeedArgs {
     /// CPU time a sample may last (e.g. 1s, 500ms): samples start at 0.1 s and double while they disagree
     /// by more than 5% (one outlier among two extra samples is set aside), up to this. The
     /// `openssl speed` reference runs once for 1 s.
-    #[arg(long, default_value_t = Options::DEFAULT.min_time_s, value_name = "DURATION", value_parser = parse_min_time)]
-    pub min_time: f64,
+    #[arg(long, default_value_t = crate::units::Seconds(Options::DEFAULT.min_time_s), value_name = "DURATION", value_parser = parse_min_time)]
+    pub min_time: crate::units::Seconds,
     /// Timed samples per row; the report shows their median and range.
     #[arg(long, alias = "samples", default_value_t = Options::DEFAULT.repeat, value_parser = clap::value_parser!(u32).range(3..=100))]
     pub repeat: u32,
@@ -39,10 +39,10 @@ pub struct SpeedArgs {
     pub quiet: bool,
 }
 
-fn parse_min_time(s: &str) -> Result<f64, String> {
+fn parse_min_time(s: &str) -> Result<crate::units::Seconds, String> {
     let v = crate::units::parse_duration(s)?;
     if !(0.001..=600.0).contains(&v) {
         return Err("--min-time must be between 1ms and 10m".into());
     }
-    Ok(v)
+    Ok(crate::units::Seconds(v))
 }

@@ -90,7 +90,7 @@ pub fn options(args: &BenchArgs) -> Options {
             repeat: args.repeat,
             warmup: args.warmup,
             size: args.size,
-            min_duration_s: args.min_duration,
+            min_duration_s: args.min_duration.0,
             thorough: args.thorough,
             max_time_s: args.max_time,
         },

@@ -24,7 +24,7 @@ fn options(args: &SpeedArgs) -> Options {
         macs: args.macs.clone(),
         rows: args.rows.clone(),
         backends: args.crypto,
-        min_time_s: args.min_time,
+        min_time_s: args.min_time.0,
         repeat: args.repeat,
         reference: !args.no_reference,
     }

@@ -18,7 +18,7 @@ fn every_duration_flag_takes_the_suffixed_form() {
     let Command::Bench(b) = parse("sshtune bench --min-duration 500ms --max-time 2m") else {
         panic!()
     };
-    assert_eq!((b.min_duration, b.max_time), (0.5, Some(120.0)));
+    assert_eq!((b.min_duration.0, b.max_time), (0.5, Some(120.0)));
     let Command::Probe(p) = parse("sshtune probe h --timeout 1500ms") else {
         panic!()
     };
@@ -26,7 +26,7 @@ fn every_duration_flag_takes_the_suffixed_form() {
     let Command::Speed(s) = parse("sshtune speed --min-time 250ms --repeat 5") else {
         panic!()
     };
-    assert_eq!((s.min_time, s.repeat), (0.25, 5));
+    assert_eq!((s.min_time.0, s.repeat), (0.25, 5));
     let Command::Serve(s) = parse("sshtune serve --login-grace-time 1m --idle-timeout 10s") else {
         panic!()
     };
@@ -61,7 +61,7 @@ fn bare_numbers_and_old_names_keep_working() {
     let Command::Speed(s) = parse("sshtune speed --samples 4 --min-time 1.0") else {
         panic!()
     };
-    assert_eq!((s.repeat, s.min_time), (4, 1.0));
+    assert_eq!((s.repeat, s.min_time.0), (4, 1.0));
     let Command::Pipeline(p) = parse("sshtune pipeline --interval-ms 300 --no-ceilings") else {
         panic!()
     };
@@ -69,7 +69,7 @@ fn bare_numbers_and_old_names_keep_working() {
     let Command::Bench(b) = parse("sshtune bench --no-ceilings --min-duration 2") else {
         panic!()
     };
-    assert!(b.no_ceiling && b.min_duration == 2.0);
+    assert!(b.no_ceiling && b.min_duration.0 == 2.0);
 }
 
 #[test]
