@@ -3,6 +3,32 @@
 use crate::report::rate_unit::RateUnit;
 use crate::speed::model::{SpeedReport, SpeedRow};
 
+/// The columns every speed table shows, rates in `unit`.
+pub(crate) fn header(unit: RateUnit) -> Vec<String> {
+    vec![
+        "kind".to_string(),
+        "algorithm".into(),
+        "grade".into(),
+        "backend".into(),
+        unit.label().into(),
+        format!("openssl speed {}", unit.label()),
+        "ratio".into(),
+    ]
+}
+
+/// One row's cells under [`header`].
+pub(crate) fn row(r: &SpeedRow, unit: RateUnit) -> Vec<String> {
+    vec![
+        r.kind.to_string(),
+        what(r),
+        r.grade.clone(),
+        backend_cell(r),
+        rate_cell(r, unit),
+        reference_cell(r, unit),
+        ratio_cell(r),
+    ]
+}
+
 /// `cipher`, `mac` or `cipher + mac`.
 pub(crate) fn what(r: &SpeedRow) -> String {
     match (&r.cipher, &r.mac) {

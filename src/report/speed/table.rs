@@ -1,4 +1,4 @@
-use super::cells::{backend_cell, footer, rate_cell, ratio_cell, reference_cell, what};
+use super::cells::{footer, header, row};
 use crate::report::export::Exporter;
 use crate::speed::model::SpeedReport;
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table as Ct};
@@ -11,25 +11,9 @@ impl Exporter<SpeedReport> for Table {
         t.load_preset(UTF8_FULL_CONDENSED);
         crate::report::terminal::fit(&mut t);
         let unit = crate::report::rate_unit::current();
-        t.set_header([
-            "kind".to_string(),
-            "algorithm".into(),
-            "grade".into(),
-            "backend".into(),
-            unit.label().into(),
-            format!("openssl speed {}", unit.label()),
-            "ratio".into(),
-        ]);
+        t.set_header(header(unit));
         for r in &report.rows {
-            t.add_row([
-                r.kind.to_string(),
-                what(r),
-                r.grade.clone(),
-                backend_cell(r),
-                rate_cell(r, unit),
-                reference_cell(r, unit),
-                ratio_cell(r),
-            ]);
+            t.add_row(row(r, unit));
         }
         // The reference and its ratio, then the kind (the name shows it) go before a word
         // would split.
