@@ -44,6 +44,9 @@ impl Exporter<BenchReport> for Markdown {
                 Align::Left
             }
         });
+        if let Some(streams) = super::streams::markdown(report, unit) {
+            out.push_str(&streams);
+        }
         out.push('\n');
         for l in super::machine::both(&report.client.machine, &report.server.machine) {
             out.push_str(&format!("{l}  \n"));

@@ -1,7 +1,8 @@
-//! `--streams N` beside one stream: a table under the bench table (cipher, direction, one
-//! stream, N streams, the gain, each stream's rate, both ends' CPU), the line per row saying
-//! what binds, and the `--explain` lines. Figures only as `bench::streams_gain` made them.
+//! `--streams N` beside one stream: a table under the bench table, terminal and Markdown
+//! (cipher, direction, one stream, N streams, the gain, each stream's rate, both ends' CPU),
+//! the line per row saying what binds, and the `--explain` lines. Figures only as `bench::streams_gain` made them.
 
+use super::md_table::{markdown_table, Align};
 use super::rate_unit::RateUnit;
 use crate::bench::model::{BenchReport, ResultRow, Streams};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -16,12 +17,68 @@ fn measured(report: &BenchReport) -> impl Iterator<Item = (&ResultRow, &Streams)
 
 /// The table and its lines, or None when no row had streams.
 pub fn table(report: &BenchReport, unit: RateUnit) -> Option<String> {
-    let count = measured(report).next()?.1.count;
+    let (count, head, rows, notes) = cells(report, unit)?;
     let mut t = Table::new();
     t.load_preset(UTF8_FULL_CONDENSED);
     super::terminal::fit(&mut t);
+    t.set_header(head);
+    for r in rows {
+        t.add_row(r);
+    }
+    super::terminal::keep_words(&mut t, &[5, 6, 7]);
+    let mut out = format!("\n{}\n{t}\n{}\n", title(count), legend(report, count));
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// The same in Markdown, or None when no row had streams.
+pub fn markdown(report: &BenchReport, unit: RateUnit) -> Option<String> {
+    let (count, head, rows, notes) = cells(report, unit)?;
+    let table = markdown_table(&head, &rows, |i| {
+        if i >= 2 {
+            Align::Right
+        } else {
+            Align::Left
+        }
+    });
+    let mut out = format!(
+        "\n{}\n\n{table}\n{}  \n",
+        title(count),
+        legend(report, count)
+    );
+    for n in notes {
+        out.push_str(&format!("{n}  \n"));
+    }
+    Some(out)
+}
+
+fn title(count: u32) -> String {
+    format!(
+        "Parallel streams: each row again as {count} transfers at once over {count} \
+         connections (OpenSSH engine)"
+    )
+}
+
+fn legend(report: &BenchReport, count: u32) -> String {
+    format!(
+        "{count} streams: all bytes over the time from the first start to the last end, median \
+         (min–max) of {}; gain: ÷ one stream, the range from the samples' extremes; CPU: one \
+         stream → all {count} sessions, % of one core.",
+        rounds(report)
+    )
+}
+
+/// The stream count, the header, one row of cells per measured row, and the lines of what
+/// binds; None when no row had streams.
+type Cells = (u32, Vec<String>, Vec<Vec<String>>, Vec<String>);
+
+fn cells(report: &BenchReport, unit: RateUnit) -> Option<Cells> {
+    let count = measured(report).next()?.1.count;
     let u = unit.label();
-    t.set_header(vec![
+    let head = vec![
         "cipher(+mac)".to_string(),
         "direction".into(),
         format!("1 stream {u}"),
@@ -30,23 +87,23 @@ pub fn table(report: &BenchReport, unit: RateUnit) -> Option<String> {
         format!("each stream {u}"),
         "client %".into(),
         "server %".into(),
-    ]);
-    let mut notes = Vec::new();
+    ];
+    let rate = |m: Option<f64>, lo: Option<f64>, hi: Option<f64>| match (m, lo, hi) {
+        (Some(m), Some(lo), Some(hi)) => {
+            format!("{:.1} ({:.1}–{:.1})", unit.of(m), unit.of(lo), unit.of(hi))
+        }
+        _ => "n/a".into(),
+    };
+    let cpu = |one: Option<f64>, all: Option<f64>| {
+        format!("{}→{}", super::cells::pct(one), super::cells::pct(all))
+    };
+    let (mut rows, mut notes) = (Vec::new(), Vec::new());
     for (r, s) in measured(report) {
         let name = match &r.mac {
             Some(m) => format!("{}+{}", bare(&r.cipher), bare(m)),
             None => bare(&r.cipher).to_string(),
         };
-        let rate = |m: Option<f64>, lo: Option<f64>, hi: Option<f64>| match (m, lo, hi) {
-            (Some(m), Some(lo), Some(hi)) => {
-                format!("{:.1} ({:.1}–{:.1})", unit.of(m), unit.of(lo), unit.of(hi))
-            }
-            _ => "n/a".into(),
-        };
-        let cpu = |one: Option<f64>, all: Option<f64>| {
-            format!("{}→{}", super::cells::pct(one), super::cells::pct(all))
-        };
-        t.add_row(vec![
+        rows.push(vec![
             name.clone(),
             r.direction.to_string(),
             rate(r.median_mib_s, r.min_mib_s, r.max_mib_s),
@@ -63,22 +120,7 @@ pub fn table(report: &BenchReport, unit: RateUnit) -> Option<String> {
             notes.push(format!("{name} {}: {n}", r.direction));
         }
     }
-    super::terminal::keep_words(&mut t, &[5, 6, 7]);
-    let mut out = format!(
-        "\nParallel streams: each row again as {count} transfers at once over {count} \
-         connections (OpenSSH engine)\n{t}\n"
-    );
-    out.push_str(&format!(
-        "{count} streams: all bytes over the time from the first start to the last end, median \
-         (min–max) of {}; gain: ÷ one stream, the range from the samples' extremes; CPU: one \
-         stream → all {count} sessions, % of one core.\n",
-        rounds(report)
-    ));
-    for n in notes {
-        out.push_str(&n);
-        out.push('\n');
-    }
-    Some(out)
+    Some((count, head, rows, notes))
 }
 
 /// `×1.8 (1.6–2.0)`.

@@ -93,6 +93,18 @@ fn two_streams_report_the_aggregate_each_stream_both_ends_cpu_and_the_gain() {
         "the line of what binds: {table}"
     );
     assert!(table.contains("      streams: "), "--explain: {table}");
+    let md = support::squeeze(&support::ok(&output(
+        sshtune()
+            .arg("report")
+            .arg(json.path())
+            .args(["--format", "markdown"]),
+    )));
+    assert!(md.contains("Parallel streams"), "{md}");
+    assert!(
+        md.contains("| 1 stream MiB/s | 2 streams MiB/s | gain |"),
+        "{md}"
+    );
+    assert!(md.contains(&format!(" upload: {label}:")), "{md}");
 }
 
 #[test]
