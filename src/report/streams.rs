@@ -72,9 +72,10 @@ fn legend(report: &BenchReport, count: u32) -> String {
 }
 
 /// The stream count, the header, one row of cells per measured row, and the lines of what
-/// binds; None when no row had streams.
+/// binds.
 type Cells = (u32, Vec<String>, Vec<Vec<String>>, Vec<String>);
 
+/// The table's [`Cells`], or None when no row had streams.
 fn cells(report: &BenchReport, unit: RateUnit) -> Option<Cells> {
     let count = measured(report).next()?.1.count;
     let u = unit.label();
