@@ -7,9 +7,10 @@ use super::ceiling::step;
 use super::engine_openssh::{is_loopback, pairs, Reach, FORWARDED, SHARED_CPUS};
 use super::executor::{Engine, Executor, Facts, Job, Sample};
 use super::model::EngineKind;
-use super::model::{Ceiling, ServerInfo};
-use super::native::{preflight_offer, Native, Peer};
+use super::model::{Ceiling, CeilingDirection, Direction, ServerInfo};
+use super::native::{preflight_offer, Native, Peer, TcpRun};
 use super::options::Options;
+use super::{stats, verdict};
 use crate::probe::probe_target;
 use crate::proxy::Proxy;
 use crate::remote;
@@ -194,7 +195,7 @@ impl Engine for NativeEngine {
 
     fn ceiling(
         &mut self,
-        _facts: &Facts,
+        facts: &Facts,
         opts: &Options,
         warnings: &mut Vec<String>,
     ) -> Result<Option<Ceiling>> {
@@ -208,17 +209,10 @@ impl Engine for NativeEngine {
             && !opts.ceiling.skipped()
         {
             // A remote `sshtune serve` measures the raw-TCP ceiling itself (median of three).
-            let mut v: Vec<f64> = (0..3)
+            let runs: Vec<TcpRun> = (0..3)
                 .filter_map(|_| self.exec.tcp_ceiling(64 << 20).ok())
                 .collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).map(|m| Ceiling {
-                mib_s: *m,
-                method: format!("raw TCP to sshtune serve, median of {}", v.len()),
-                rtt_ms: None,
-                receiver: Some("sshtune serve".into()),
-                directions: Vec::new(),
-            })
+            serve_ceiling(&runs, facts.server.cpu_quota_cores)
         } else {
             None
         };
@@ -235,6 +229,38 @@ impl Engine for NativeEngine {
     fn window(&self) -> Option<u64> {
         Some(u64::from(self.window))
     }
+}
+
+/// The ceiling from `sshtune serve`'s runs: the server sends, so it is the download direction
+/// (upload rows are judged against it too), marked CPU-bound when the server's CPU reached
+/// its cap (`server_quota_cores`, else one core) during the runs.
+fn serve_ceiling(runs: &[TcpRun], server_quota_cores: Option<f64>) -> Option<Ceiling> {
+    let rates: Vec<f64> = runs.iter().map(|r| r.mib_s).collect();
+    let cpu: Vec<f64> = runs.iter().filter_map(|r| r.server_cpu_pct).collect();
+    let mib_s = stats::median(&rates)?;
+    let server_cpu_pct = stats::median(&cpu);
+    let cap = server_quota_cores.map_or(100.0, |q| (q * 100.0).min(100.0));
+    let cpu_bound = verdict::ceiling_cpu_bound(None, 100.0, server_cpu_pct, cap);
+    let bound = cpu_bound.map_or(String::new(), |s| {
+        format!(", bound by the {} CPU", s.as_str())
+    });
+    Some(Ceiling {
+        mib_s,
+        method: format!("raw TCP to sshtune serve, median of {}{bound}", runs.len()),
+        rtt_ms: None,
+        receiver: Some("sshtune serve".into()),
+        directions: vec![CeilingDirection {
+            direction: Direction::Download,
+            mib_s,
+            min_mib_s: stats::min(&rates).unwrap_or(mib_s),
+            max_mib_s: stats::max(&rates).unwrap_or(mib_s),
+            runs: runs.len() as u32,
+            client_cpu_pct: None,
+            server_cpu_pct,
+            server_busy_pct: None,
+            cpu_bound: cpu_bound.map(|s| s.as_str().to_string()),
+        }],
+    })
 }
 
 fn home() -> Result<PathBuf> {
@@ -291,4 +317,36 @@ fn user_key(identity: Option<&Path>, identity_files: &[PathBuf]) -> Result<Arc<d
     anyhow::bail!(
         "the native engine found no key: pass -i FILE (ed25519 or RSA, unencrypted) or start ssh-agent"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(mib_s: f64, cpu: f64) -> TcpRun {
+        TcpRun {
+            mib_s,
+            server_cpu_pct: Some(cpu),
+        }
+    }
+
+    #[test]
+    fn a_serve_ceiling_at_the_servers_quota_is_cpu_bound() {
+        let runs = [run(199.0, 4.9), run(201.0, 5.0), run(150.0, 4.8)];
+        let c = serve_ceiling(&runs, Some(0.05)).unwrap();
+        assert_eq!(c.mib_s, 199.0);
+        let d = &c.directions[0];
+        assert_eq!(d.direction, Direction::Download);
+        assert_eq!((d.min_mib_s, d.max_mib_s, d.runs), (150.0, 201.0, 3));
+        assert_eq!(d.cpu_bound.as_deref(), Some("server"));
+        assert!(
+            c.method.ends_with("bound by the server CPU"),
+            "{}",
+            c.method
+        );
+        // The same figures without a quota: a twentieth of a core is no bound.
+        let free = serve_ceiling(&runs, None).unwrap();
+        assert_eq!(free.directions[0].cpu_bound, None);
+        assert!(serve_ceiling(&[], None).is_none());
+    }
 }

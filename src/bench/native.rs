@@ -32,6 +32,15 @@ use std::time::{Duration, Instant};
 /// (over 200 s seen, ~15 min by the kernel's default).
 pub const STALL: Duration = Duration::from_secs(20);
 
+/// One raw-TCP run from an `sshtune serve` host.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpRun {
+    pub mib_s: f64,
+    /// The whole server's CPU over the send, % of one core; None from a server that does not
+    /// report it.
+    pub server_cpu_pct: Option<f64>,
+}
+
 /// What runs on the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Peer {
@@ -111,8 +120,8 @@ impl Native {
     }
 
     /// Raw-TCP throughput to an `sshtune serve` host: the server opens a one-shot port that
-    /// only accepts this SSH session's token and sends `bytes` bytes. Returns MiB/s.
-    pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<f64> {
+    /// only accepts this SSH session's token and sends `bytes` bytes.
+    pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<TcpRun> {
         use std::io::{Read, Write};
         let t = self.connect(&self.cfg)?;
         let mut e = Exec::start(
@@ -146,8 +155,21 @@ impl Native {
             }
         }
         let seconds = t0.elapsed().as_secs_f64();
+        let mut server_cpu_pct = None;
+        while let Some(line) = e.read_line()? {
+            if let Ok(remote::Line::Done(f)) = remote::Line::parse(&line) {
+                let num = |k: &str| f.get(k).and_then(|v| v.parse::<f64>().ok());
+                server_cpu_pct = num("cpu_s")
+                    .zip(num("seconds").filter(|s| *s > 0.0))
+                    .map(|(c, s)| c / s * 100.0);
+                break;
+            }
+        }
         e.finish()?;
-        Ok(bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9))
+        Ok(TcpRun {
+            mib_s: bytes as f64 / (1024.0 * 1024.0) / seconds.max(1e-9),
+            server_cpu_pct,
+        })
     }
 
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the

@@ -148,15 +148,20 @@ fn ceiling(out: &mut String, report: &BenchReport, r: &ResultRow, c: &Ceiling, m
         c.method,
         match (&c.receiver, own) {
             (Some(rc), Some(_)) => format!("; receiver {rc}, {} run", r.direction),
-            (Some(rc), None) => format!("; receiver {rc}, upload run used"),
+            (Some(rc), None) => format!(
+                "; receiver {rc}, {} run used",
+                c.directions
+                    .first()
+                    .map_or(Direction::Upload, |d| d.direction)
+            ),
             (None, _) => String::new(),
         },
         m / mib_s
     ));
-    if let Some(d) = own.or_else(|| c.direction(Direction::Upload)) {
+    if let Some(d) = own.or_else(|| c.directions.first()) {
         let p = |v: Option<f64>| v.map_or("?".to_string(), |v| format!("{v:.0}%"));
         out.push_str(&format!(
-            "      during the ceiling: client CPU {}, server receiver CPU {}, server \
+            "      during the ceiling: client CPU {}, server end CPU {}, server \
              machine busy {}: {}\n",
             p(d.client_cpu_pct),
             p(d.server_cpu_pct),

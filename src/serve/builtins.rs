@@ -2,7 +2,8 @@
 //! `SSHTUNE-READY`/`SSHTUNE-DONE` lines the shell scripts the openssh engine sends print, so
 //! the bench parses both alike. Server CPU is the session thread's own CPU time, in
 //! microseconds (`tck=1000000`). `tcp-ceiling BYTES` measures the raw-TCP path without
-//! iperf3.
+//! iperf3; its DONE line carries the send's `seconds` and the whole server's CPU time over it
+//! (`cpu_s`), so a ceiling held down by a CPU quota is recognised as such.
 
 use crate::remote::{Fields, Line};
 use crate::transport::channel::{Channel, Event};
@@ -181,6 +182,7 @@ fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64, idle: Duration) 
     conn.set_write_timeout(Some(idle))?;
     let mut block = vec![0u8; 1 << 20];
     rand::rngs::SmallRng::from_entropy().fill_bytes(&mut block);
+    let (cpu0, t0) = (process_cpu_seconds(), Instant::now());
     let mut left = bytes;
     while left > 0 {
         let n = left.min(block.len() as u64) as usize;
@@ -188,8 +190,25 @@ fn tcp_ceiling(t: &mut Transport, ch: &mut Channel, bytes: u64, idle: Duration) 
         left -= n as u64;
     }
     drop(conn);
-    say(t, ch, &Line::Done(Fields::new().with("rc", 0)))?;
+    let mut done = Fields::new()
+        .with("rc", 0)
+        .with("seconds", format!("{:.6}", t0.elapsed().as_secs_f64()));
+    if let Some(cpu) = process_cpu_seconds().zip(cpu0).map(|(b, a)| b - a) {
+        done = done.with("cpu_s", format!("{cpu:.6}"));
+    }
+    say(t, ch, &Line::Done(done))?;
     Ok(0)
+}
+
+/// This whole server's CPU time (every connection's threads), user and system, to the
+/// microsecond: a CPU quota holds the whole process, so the ceiling run's CPU is compared with
+/// it as a whole. `getrusage` rather than `/proc`'s 10 ms ticks, which a 64 MiB send under a
+/// small quota spans only one or two of.
+fn process_cpu_seconds() -> Option<f64> {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let u = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    let s = |t: nix::sys::time::TimeVal| t.tv_sec() as f64 + t.tv_usec() as f64 / 1e6;
+    Some(s(u.user_time()) + s(u.system_time()))
 }
 
 /// Accepts connections on the data port until one sends `token` or `deadline` passes, so a

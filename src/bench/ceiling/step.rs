@@ -197,7 +197,12 @@ pub fn apply(ctx: &mut run::Context, ceiling: Option<&model::Ceiling>) {
                 _ => verdict::Side::Server,
             })
     };
-    ctx.ceiling_cpu_bound[0] = bound(Direction::Upload);
+    // Upload rows are judged against `c.mib_s`: the upload run's, or where only the download
+    // was measured (`sshtune serve` sends), the download run's, whose CPU bound goes with it.
+    ctx.ceiling_cpu_bound[0] = match c.direction(Direction::Upload) {
+        Some(_) => bound(Direction::Upload),
+        None => bound(Direction::Download),
+    };
     if let Some(d) = c.direction(Direction::Download) {
         ctx.ceiling_download_mib_s = ctx.ceiling_mib_s.map(|_| d.mib_s);
         ctx.ceiling_cpu_bound[1] = bound(Direction::Download);

@@ -146,8 +146,11 @@ fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
         server.client.clone(),
         Peer::Sshtune,
     );
-    let mib_s = n.tcp_ceiling(8 << 20).unwrap();
-    assert!(mib_s > 0.0);
+    let run = n.tcp_ceiling(8 << 20).unwrap();
+    assert!(run.mib_s > 0.0);
+    // The server reports its CPU over the send, so a ceiling held down by a quota is known.
+    let cpu = run.server_cpu_pct.expect("server CPU reported");
+    assert!(cpu > 0.0 && cpu < 400.0, "server CPU {cpu}%");
 
     // Regression: the port served only its first connection, so a port scan in the window
     // broke the measurement. A silent connection, a wrong token and a half token that hangs
