@@ -40,6 +40,9 @@ pub struct PipelineReport {
     /// older readers) stay `sshtune.pipeline/1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub luks: Option<LuksSection>,
+    /// `--jobs N`: N rsyncs at once beside one (`jobs_model.rs`). Optional, as `luks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<super::jobs_model::JobsSection>,
 }
 
 /// The `--luks` matrix: scratch LUKS2 volumes on a loop file beside the destination, one per
