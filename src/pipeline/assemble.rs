@@ -34,7 +34,7 @@ pub struct Measured<'a> {
     pub intervals: Vec<Interval>,
     pub warnings: Vec<String>,
     /// `--jobs`: the N-job rows, judged here once the CPU is known.
-    pub jobs: Option<super::jobs_model::JobsSection>,
+    pub jobs: Option<super::model::JobsSection>,
 }
 
 /// The warnings come after the run's own (dm-crypt table, remote sampler) in a fixed order:

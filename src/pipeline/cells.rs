@@ -4,9 +4,8 @@
 
 use super::ceilings::Ceilings;
 use super::jobs::{self, Plan};
-use super::jobs_model::JobsRow;
 use super::jobs_run;
-use super::model::Row;
+use super::model::{JobsRow, Row};
 use super::rsync::{self, RunError, Variant};
 use super::scripts;
 use super::setup::Setup;

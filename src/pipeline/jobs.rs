@@ -7,7 +7,7 @@
 //! planning; `jobs_run.rs` measures, `jobs_gain.rs` judges.
 
 use super::dataset::Dataset;
-use super::jobs_model::{JobPart, JobsRow, JobsSection};
+use super::model::{JobPart, JobsRow, JobsSection};
 use super::rsync::quote;
 use anyhow::{Context, Result};
 use std::fmt;

@@ -4,8 +4,7 @@
 //! not overlap), the line that says whether N jobs pay, and the suggestion that names
 //! parallel transfer when they do. Pure: measures nothing.
 
-use super::jobs_model::{JobsRow, JobsSection};
-use super::model::{CpuShare, Row, Suggestion};
+use super::model::{CpuShare, JobsRow, JobsSection, Row, Suggestion};
 use super::recording::{self, Interval};
 use super::rsync::Variant;
 use crate::bench::model::Gain;

@@ -8,7 +8,7 @@
 //! server's sampler finds every job's receiver by the run directory in its command line.
 
 use super::jobs::Plan;
-use super::jobs_model::JobsRow;
+use super::model::JobsRow;
 use super::rsync::Variant;
 use super::rsync::{self, quote, RunError, Stats};
 use super::MIB;

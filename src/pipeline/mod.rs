@@ -16,7 +16,6 @@ pub mod dataset;
 pub mod destination;
 pub mod jobs;
 pub mod jobs_gain;
-pub mod jobs_model;
 pub mod jobs_run;
 pub mod luks;
 pub mod model;

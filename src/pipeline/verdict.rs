@@ -112,7 +112,7 @@ fn rank(sug: &mut [Suggestion]) {
 
 /// `--jobs`: parallel transfer among the ranked changes when N jobs of a cipher beat its one
 /// rsync beyond the spread, counted from the verdict's figure.
-pub fn add_jobs(v: &mut Verdict, rows: &[Row], jobs: Option<&super::jobs_model::JobsSection>) {
+pub fn add_jobs(v: &mut Verdict, rows: &[Row], jobs: Option<&super::model::JobsSection>) {
     let base = rows
         .iter()
         .find(|r| Some(&r.cipher) == v.cipher.as_ref() && Some(r.variant) == v.variant);

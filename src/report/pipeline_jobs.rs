@@ -4,14 +4,21 @@
 //! Figures only as `pipeline::jobs_gain` made them.
 
 use super::md_table::{markdown_table, Align};
-use super::pipeline::share;
-use crate::pipeline::jobs_model::{JobsRow, JobsSection};
 use crate::pipeline::model::{CpuShare, PipelineReport, Row};
+use crate::pipeline::model::{JobsRow, JobsSection};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 /// The groups summed into a side's CPU: the run's own processes on that end.
 const CLIENT: &[&str] = &["rsync-sender", "ssh"];
 const SERVER: &[&str] = &["sshd", "rsync-receiver"];
+
+/// The CPU of `groups` on `side`, % of one core; None when the row has none of them.
+fn sum(cpu: &[CpuShare], side: &str, groups: &[&str]) -> Option<f64> {
+    let mine = cpu
+        .iter()
+        .filter(|s| s.side == side && groups.contains(&s.group.as_str()));
+    mine.map(|s| s.pct).reduce(|a, b| a + b)
+}
 
 /// The title, header, rows and the lines under the table; None without `--jobs`.
 struct Cells {
@@ -109,7 +116,7 @@ fn row(j: &JobsRow, one: Option<&Row>) -> Vec<String> {
     };
     let cpu = |groups: &[&str], side: &str| {
         let pct =
-            |cpu: &[CpuShare]| share(cpu, side, groups).map_or("?".into(), |p| format!("{p:.0}"));
+            |cpu: &[CpuShare]| sum(cpu, side, groups).map_or("?".into(), |p| format!("{p:.0}"));
         format!(
             "{}→{}",
             one.map_or("?".into(), |r| pct(&r.cpu)),

@@ -159,6 +159,7 @@ fn fewer_files_than_jobs_use_one_job_per_file_and_say_so() {
 
 #[test]
 fn bad_job_counts_and_jobs_with_luks_are_usage_errors() {
+    let _lock = support::shared();
     for bad in ["0", "17", "x"] {
         let o = output(sshtune().args(["pipeline", "--jobs", bad]));
         assert_eq!(o.status.code(), Some(2), "--jobs {bad}: {}", stderr(&o));
