@@ -17,6 +17,9 @@ use std::str::FromStr;
 
 /// `--jobs` accepts up to this many rsync processes at once.
 pub const JOBS_MAX: u32 = 16;
+/// Unauthenticated connections OpenSSH's sshd accepts at once by default (`MaxStartups`
+/// 10:30:100, sshd_config(5)); the jobs log in together.
+const MAX_STARTUPS: u32 = 10;
 /// `--jobs auto` never starts more than this many.
 pub const AUTO_MAX: u32 = 8;
 
@@ -137,6 +140,12 @@ impl Planned {
             if count < 2 || r.starts_with("the dataset") {
                 warnings.push(format!("--jobs {asked}: {r}"));
             }
+        }
+        if count > MAX_STARTUPS {
+            warnings.push(format!(
+                "--jobs {asked}: {count} logins at once; a server with OpenSSH's default \
+                 `MaxStartups 10:30:100` may refuse those beyond {MAX_STARTUPS}, which fails the run"
+            ));
         }
         let plan = if count >= 2 {
             Some(Plan::new(split(files, count as usize))?)
