@@ -1,6 +1,7 @@
 //! `pipeline --jobs N` beside one rsync: a table under the pipeline table, terminal and
 //! Markdown (cipher, one rsync, N jobs, the gain, each job's rate, both ends' CPU one → all
-//! jobs), the line per cipher saying whether N jobs pay, and the command that copies that way.
+//! jobs), the line per cipher saying whether N jobs pay, and the command that copies that way;
+//! the page draws the same `cells`.
 //! Figures only as `pipeline::jobs_gain` made them.
 
 use super::md_table::{markdown_table, Align};
@@ -20,15 +21,16 @@ fn sum(cpu: &[CpuShare], side: &str, groups: &[&str]) -> Option<f64> {
     mine.map(|s| s.pct).reduce(|a, b| a + b)
 }
 
-/// The title, header, rows and the lines under the table; None without `--jobs`.
-struct Cells {
-    title: String,
-    head: Vec<String>,
-    rows: Vec<Vec<String>>,
-    lines: Vec<String>,
+/// The title, header, rows and the lines under the table (every format draws these).
+pub(crate) struct Cells {
+    pub title: String,
+    pub head: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    pub lines: Vec<String>,
 }
 
-fn cells(report: &PipelineReport) -> Option<Cells> {
+/// The `--jobs` part's [`Cells`], None without `--jobs`.
+pub(crate) fn cells(report: &PipelineReport) -> Option<Cells> {
     let s = report.jobs.as_ref()?;
     let n = s.count;
     let mut lines = Vec::new();

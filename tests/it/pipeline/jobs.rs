@@ -117,6 +117,16 @@ fn two_jobs_copy_every_file_once_and_report_the_gain_over_one_rsync() {
         md.contains("| 1 rsync MiB/s | 2 jobs MiB/s | gain |"),
         "{md}"
     );
+    let html = support::ok(&output(
+        sshtune()
+            .arg("report")
+            .arg(&json)
+            .args(["--format", "html"]),
+    ));
+    assert!(
+        html.contains("<h2>Parallel rsync: 2 jobs at once"),
+        "{html}"
+    );
 
     // --keep: the last copy (the two jobs') holds every file once, byte for byte.
     let run_dir = Path::new(r["remote_dir"].as_str().unwrap());
