@@ -58,7 +58,12 @@ pub fn report(m: Measured) -> PipelineReport {
     }
     let mut jobs = m.jobs;
     if let Some(j) = jobs.as_mut() {
-        super::jobs_gain::judge(j, &m.rows, &m.intervals, m.cores, same_machine);
+        let cores = super::jobs_gain::Cores {
+            client: client.cores,
+            server: m.cores,
+            same_machine,
+        };
+        super::jobs_gain::judge(j, &m.rows, &m.intervals, cores);
     }
     let mut verdict = verdict::decide(&verdict::Input {
         rows: &m.rows,

@@ -10,14 +10,17 @@ use super::rsync::Variant;
 use crate::bench::model::Gain;
 use crate::bench::verdict::CPU_SATURATED;
 
+/// The cores of both ends, for the note's "whole CPU busy".
+#[derive(Debug, Clone, Copy)]
+pub struct Cores {
+    pub client: Option<u32>,
+    pub server: Option<u32>,
+    /// Both ends on one machine: its totals are read on both sides, the same figures.
+    pub same_machine: bool,
+}
+
 /// Each jobs row's CPU (its `jobs:` phases), gain over the one-rsync row and note.
-pub fn judge(
-    section: &mut JobsSection,
-    rows: &[Row],
-    intervals: &[Interval],
-    cores: Option<u32>,
-    same_machine: bool,
-) {
+pub fn judge(section: &mut JobsSection, rows: &[Row], intervals: &[Interval], cores: Cores) {
     let count = section.count;
     for j in &mut section.rows {
         let prefix = format!("{}{}/{}#", super::cells::JOBS_TAG, j.cipher, j.variant);
@@ -34,7 +37,7 @@ pub fn judge(
             .find(|r| r.cipher == j.cipher && r.variant == j.variant);
         j.gain = one.and_then(|one| gain(one, j));
         let enough = one.is_some_and(|o| o.samples.len() >= 2) && j.samples.len() >= 2;
-        let busy = whole_busy(j, cores, same_machine);
+        let busy = whole_busy(j, cores);
         j.note = j.gain.map(|g| note(count, &g, enough, busy));
     }
 }
@@ -72,28 +75,31 @@ pub fn note(count: u32, g: &Gain, enough: bool, busy: Option<String>) -> String 
     }
 }
 
-/// `the destination's whole CPU is busy (190% of 200%)` when the N jobs filled it.
-fn whole_busy(j: &JobsRow, cores: Option<u32>, same_machine: bool) -> Option<String> {
-    let cap = f64::from(cores?) * 100.0;
-    let used: f64 = j
-        .cpu
-        .iter()
-        .filter(|s| {
-            s.side == "server"
-                && matches!(
+/// `the destination's whole CPU is busy (190% of 200%)` when the N jobs filled it, else the
+/// client's, when they filled that.
+fn whole_busy(j: &JobsRow, cores: Cores) -> Option<String> {
+    let busy = |side: &str, n: Option<u32>, whose: &str| {
+        let cap = f64::from(n?) * 100.0;
+        let used: f64 = j
+            .cpu
+            .iter()
+            .filter(|s| s.side == side)
+            .filter(|s| {
+                matches!(
                     s.group.as_str(),
                     "total-user" | "total-system" | "total-softirq"
                 )
-        })
-        .map(|s| s.pct)
-        .sum();
-    let whose = if same_machine {
-        "this machine's (both ends')"
-    } else {
-        "the destination's"
+            })
+            .map(|s| s.pct)
+            .sum();
+        (used >= CPU_SATURATED * cap)
+            .then(|| format!("{whose} whole CPU is busy ({used:.0}% of {}%)", cap.round()))
     };
-    (used >= CPU_SATURATED * cap)
-        .then(|| format!("{whose} whole CPU is busy ({used:.0}% of {}%)", cap.round()))
+    if cores.same_machine {
+        return busy("server", cores.server, "this machine's (both ends')");
+    }
+    busy("server", cores.server, "the destination's")
+        .or_else(|| busy("client", cores.client, "the client's"))
 }
 
 /// Parallel transfer, for every cipher whose N jobs beat its one rsync beyond the spread;
@@ -236,6 +242,26 @@ mod tests {
         assert!(
             n.contains("within noise; the destination's whole CPU"),
             "{n}"
+        );
+        let mut busy = jobs(&[21.0]);
+        busy.cpu = [
+            ("client", "total-user", 120.0),
+            ("client", "total-system", 70.0),
+        ]
+        .map(|(side, group, pct)| CpuShare {
+            side: side.into(),
+            group: group.into(),
+            pct,
+        })
+        .to_vec();
+        let cores = Cores {
+            client: Some(2),
+            server: Some(2),
+            same_machine: false,
+        };
+        assert_eq!(
+            whole_busy(&busy, cores).unwrap(),
+            "the client's whole CPU is busy (190% of 200%)"
         );
         let g = gain(&row(&[20.0]), &jobs(&[30.0])).unwrap();
         assert!(!g.significant);
