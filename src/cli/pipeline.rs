@@ -52,6 +52,11 @@ pub struct PipelineArgs {
     /// The interval in milliseconds, as a bare number (kept for scripts; see --interval).
     #[arg(long, hide = true, conflicts_with = "interval", value_parser = clap::value_parser!(u64).range(50..=5000))]
     pub interval_ms: Option<u64>,
+    /// Also copy the data as N rsyncs at once, over parts split evenly by size, beside one
+    /// rsync of the same cipher (whole-file), with the gain; `auto`: the destination's online
+    /// cores, at most 8.
+    #[arg(long, default_value = "1", value_name = "N|auto")]
+    pub jobs: crate::pipeline::jobs::JobsAsked,
     /// Do not measure stage ceilings (SSH-only, disk-only, rsync-local); no verdict then.
     #[arg(long, alias = "no-ceilings")]
     pub no_ceiling: bool,

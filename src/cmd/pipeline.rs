@@ -2,12 +2,17 @@
 //! present; progress goes to stderr.
 
 use crate::cli::PipelineArgs;
+use crate::exit::UsageError;
+use crate::pipeline::jobs::JobsAsked;
 use crate::pipeline::{run, Options};
 use crate::progress::{self, Progress};
 use crate::report::render;
 use anyhow::{bail, Result};
 
 pub fn run(args: PipelineArgs) -> Result<()> {
+    if args.luks && args.jobs != JobsAsked::One {
+        return Err(UsageError("--jobs cannot be combined with --luks".into()).into());
+    }
     let outputs = args.out.plan()?;
     super::bench_names::check_ssh_ciphers(&args.ciphers)?;
     let progress = progress::Stderr::new(args.quiet).log_status("pipeline");
@@ -50,6 +55,7 @@ fn options(args: &PipelineArgs) -> Options {
             .max_time
             .map(|s| std::time::Instant::now() + std::time::Duration::from_secs_f64(s)),
         max_time_s: args.max_time,
+        jobs: args.jobs,
         quiet: args.quiet,
     }
 }

@@ -33,6 +33,8 @@ pub struct Measured<'a> {
     pub rows: Vec<Row>,
     pub intervals: Vec<Interval>,
     pub warnings: Vec<String>,
+    /// `--jobs`: the N-job rows, judged here once the CPU is known.
+    pub jobs: Option<super::model::JobsSection>,
 }
 
 /// The warnings come after the run's own (dm-crypt table, remote sampler) in a fixed order:
@@ -54,7 +56,16 @@ pub fn report(m: Measured) -> PipelineReport {
     {
         warnings.push("the destination filesystem may compress: the disk-only ceiling writes zeros and can overstate it".into());
     }
-    let verdict = verdict::decide(&verdict::Input {
+    let mut jobs = m.jobs;
+    if let Some(j) = jobs.as_mut() {
+        let cores = super::jobs_gain::Cores {
+            client: client.cores,
+            server: m.cores,
+            same_machine,
+        };
+        super::jobs_gain::judge(j, &m.rows, &m.intervals, cores);
+    }
+    let mut verdict = verdict::decide(&verdict::Input {
         rows: &m.rows,
         ceilings: &m.ceilings,
         storage: &storage,
@@ -62,6 +73,7 @@ pub fn report(m: Measured) -> PipelineReport {
         cores: m.cores,
         same_machine,
     });
+    verdict::add_jobs(&mut verdict, &m.rows, jobs.as_ref());
     PipelineReport {
         schema: SCHEMA.into(),
         tool_version: env!("CARGO_PKG_VERSION").into(),
@@ -94,6 +106,7 @@ pub fn report(m: Measured) -> PipelineReport {
         series: recording::series(&m.intervals, m.t0),
         warnings,
         luks: None,
+        jobs,
     }
 }
 

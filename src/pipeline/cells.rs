@@ -1,8 +1,11 @@
 //! The measurements themselves: rsync for every cipher × variant, `repeat` timed runs each,
-//! with the samplers' phase set to `cipher/variant#n` so each run's CPU is attributed to it.
+//! with the samplers' phase set to `cipher/variant#n` so each run's CPU is attributed to it;
+//! with `--jobs`, each cipher's `whole-file` cell again as N rsyncs at once (`jobs:` phases).
 
 use super::ceilings::Ceilings;
-use super::model::Row;
+use super::jobs::{self, Plan};
+use super::jobs_run;
+use super::model::{JobsRow, Row};
 use super::rsync::{self, RunError, Variant};
 use super::scripts;
 use super::setup::Setup;
@@ -17,13 +20,15 @@ use std::sync::atomic::Ordering;
 /// Runs every cell in order: ciphers as given, variants in `variants`' order (fresh-destination
 /// ones first). With the user's ciphers, each cipher's SSH-only ceiling is measured right
 /// before its rsync runs: on a machine whose load changes, figures taken minutes apart do
-/// not compare.
+/// not compare. With a jobs `plan`, each cipher's measured `whole-file` cell is followed by
+/// its N-job runs, on the same destination, so the two compare.
 pub fn measure(
     s: &Setup,
     ciphers: &[String],
     variants: &[Variant],
     ceilings: &mut Ceilings,
-) -> Result<Vec<Row>> {
+    plan: Option<&Plan>,
+) -> Result<(Vec<Row>, Vec<JobsRow>)> {
     let data_dir = format!("{}/data", s.run_dir);
     let mut cells = Cells {
         s,
@@ -32,7 +37,7 @@ pub fn measure(
         data_dir,
         populated: false,
     };
-    let mut rows = Vec::new();
+    let (mut rows, mut jobs_rows) = (Vec::new(), Vec::new());
     for cipher in ciphers {
         if s.opts.ceilings && !s.opts.ciphers.is_empty() {
             ceilings.ssh(s, std::slice::from_ref(cipher), cipher)?;
@@ -46,11 +51,19 @@ pub fn measure(
         // stands for the rest of this cipher's rows instead of being retried.
         let mut refused: Option<String> = None;
         for &variant in variants {
-            rows.push(cells.cell(cipher, &e, variant, &mut refused)?);
+            let row = cells.cell(cipher, &e, variant, &mut refused)?;
+            let measured = row.median_mib_s.is_some();
+            rows.push(row);
+            if let Some(plan) = plan.filter(|_| measured && variant == Variant::WholeFile) {
+                jobs_rows.push(cells.jobs(cipher, &e, plan)?);
+            }
         }
     }
-    Ok(rows)
+    Ok((rows, jobs_rows))
 }
+
+/// The phase tag of the N-job runs (`jobs:cipher/whole-file#n`).
+pub const JOBS_TAG: &str = "jobs:";
 
 /// The state carried from cell to cell: whether the destination holds the data already.
 struct Cells<'a> {
@@ -128,6 +141,69 @@ impl Cells<'_> {
         Ok(())
     }
 
+    /// The cipher's `whole-file` copy as N rsyncs at once, `repeat` times; a failure (a
+    /// refused connection) is kept as the row's error.
+    fn jobs(&mut self, cipher: &str, e: &str, plan: &Plan) -> Result<JobsRow> {
+        let s = self.s;
+        let mut runs = jobs_run::Runs::new(plan, cipher, command_line(s, cipher, plan.count()));
+        for rep in 0..s.opts.repeat {
+            self.prepare(e, Variant::WholeFile)?;
+            let phase = format!("{JOBS_TAG}{cipher}/whole-file#{}", rep + 1);
+            s.shared.set_phase(Some(phase.clone()));
+            let sender = &s.shared.sender;
+            let args = |i: usize| self.job_args(e, plan, i);
+            let ran = jobs_run::run(plan, args, &s.end.label, |pid| {
+                sender.store(pid, Ordering::SeqCst)
+            });
+            let failed = match ran {
+                Ok(out) => {
+                    // Still in the run's phase, as after one rsync.
+                    let flush = self.flush()?;
+                    let rate = runs.add(&out, flush);
+                    (s.say)(&format!(
+                        "{phase}: {rate:.1} MiB/s with {} jobs (flush {flush:.2} s)",
+                        plan.count()
+                    ));
+                    self.populated = true;
+                    false
+                }
+                Err(RunError::Failed(msg)) => {
+                    (s.say)(&format!("{phase}: {msg}"));
+                    runs.row.error = Some(msg);
+                    true
+                }
+                Err(RunError::Fatal(err)) => {
+                    s.shared.set_phase(None);
+                    return Err(err);
+                }
+            };
+            sender.store(0, Ordering::SeqCst);
+            s.shared.set_phase(Some("between".into()));
+            if failed {
+                break;
+            }
+        }
+        Ok(runs.finish())
+    }
+
+    /// Job `i`'s rsync: as one `whole-file` run, its part named by `--files-from`.
+    fn job_args(&self, e: &str, plan: &Plan, i: usize) -> Vec<String> {
+        let mut v: Vec<String> = ["rsync", "-a", "--info=progress2", "--no-h", "--stats"]
+            .into_iter()
+            .chain(Variant::WholeFile.flags().iter().copied())
+            .map(String::from)
+            .collect();
+        v.push(format!("--files-from={}", plan.list(i).display()));
+        v.extend([
+            "-e".to_string(),
+            e.to_string(),
+            format!("--rsync-path={}", self.s.opts.rsync_path),
+            self.source.clone(),
+            self.rsync_dest.clone(),
+        ]);
+        v
+    }
+
     /// Writes the copy's dirty pages out and returns how long that took on the destination.
     fn flush(&self) -> Result<f64> {
         let s = self.s;
@@ -159,6 +235,28 @@ impl Cells<'_> {
             .arg(&self.rsync_dest);
         cmd
     }
+}
+
+/// The line a user runs to copy as the N jobs did: their `--source` and `HOST:DIR` when they
+/// gave them, else `SRC` and `HOST:DIR`; the user's ssh options with the cipher.
+fn command_line(s: &Setup, cipher: &str, n: u32) -> String {
+    let mut ssh = if s.end.host.is_some() {
+        s.opts.ssh_options.clone()
+    } else {
+        Vec::new()
+    };
+    ssh.extend(["-c".to_string(), cipher.to_string()]);
+    let source = s
+        .opts
+        .source
+        .as_ref()
+        .filter(|p| p.is_dir())
+        .map_or("SRC".to_string(), |p| p.display().to_string());
+    let dest = match (&s.end.host, &s.opts.destination) {
+        (Some(_), Some(d)) => d.clone(),
+        _ => "HOST:DIR".to_string(),
+    };
+    jobs::command_line(n, &rsync::ssh_command(&ssh), &source, &dest)
 }
 
 fn fatal(e: RunError) -> anyhow::Error {

@@ -111,6 +111,17 @@ impl Dataset {
         }
     }
 
+    /// Every regular file, relative to the root, with its size (a file dataset: itself).
+    pub fn file_sizes(&self) -> Result<Vec<(PathBuf, u64)>> {
+        let mut out = Vec::new();
+        if self.root.is_dir() {
+            walk(&self.root, Path::new(""), &mut out)?;
+        } else if let Some(name) = self.root.file_name() {
+            out.push((PathBuf::from(name), fs::metadata(&self.root)?.len()));
+        }
+        Ok(out)
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }
@@ -161,6 +172,21 @@ fn count(dir: &Path) -> Result<(u64, u64)> {
     Ok((files, bytes))
 }
 
+/// The regular files under `dir`, paths relative to the dataset's root (`rel` is `dir`'s).
+fn walk(dir: &Path, rel: &Path, out: &mut Vec<(PathBuf, u64)>) -> Result<()> {
+    for e in fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let e = e?;
+        let ft = e.file_type()?;
+        let name = rel.join(e.file_name());
+        if ft.is_dir() {
+            walk(&e.path(), &name, out)?;
+        } else if ft.is_file() {
+            out.push((name, e.metadata()?.len()));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,6 +198,10 @@ mod tests {
         assert_eq!(count(&root).unwrap(), (d.files, d.bytes));
         assert_eq!(d.files, 1 + 9);
         assert!(d.rsync_source().ends_with('/'));
+        let listed = d.file_sizes().unwrap();
+        assert_eq!(listed.len() as u64, d.files);
+        assert_eq!(listed.iter().map(|f| f.1).sum::<u64>(), d.bytes);
+        assert!(listed.iter().all(|(p, _)| root.join(p).is_file()));
         drop(d);
         assert!(!root.exists());
     }

@@ -6,7 +6,7 @@
 //! goes), `preflight.rs` (the remote check), `choice.rs` (ciphers and variants),
 //! `ceilings.rs` (stages alone), `cells.rs` (cipher × variant), `recording.rs` (both ends'
 //! samplers recording CPU around the run), `assemble.rs` (the report), `resources.rs` (what
-//! is undone, in which order).
+//! is undone, in which order); `jobs*.rs` are `--jobs N` (the split, the runs, the gain).
 
 pub mod assemble;
 pub mod ceilings;
@@ -14,6 +14,9 @@ pub mod cells;
 pub mod choice;
 pub mod dataset;
 pub mod destination;
+pub mod jobs;
+pub mod jobs_gain;
+pub mod jobs_run;
 pub mod luks;
 pub mod model;
 pub mod options;

@@ -44,6 +44,8 @@ pub struct Options {
     pub deadline: Option<std::time::Instant>,
     /// `--max-time` in seconds, as given (for the report).
     pub max_time_s: Option<f64>,
+    /// `--jobs`: each cipher's whole-file copy also as N rsyncs at once over parts of the data.
+    pub jobs: super::jobs::JobsAsked,
     /// Keeps the SSH-only bench silent too (the run's own progress goes through `say`).
     pub quiet: bool,
 }

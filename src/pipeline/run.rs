@@ -11,7 +11,7 @@ use super::model::{LuksSection, PipelineReport};
 use super::options::Options;
 use super::resources::{RemoteDir, Resources};
 use super::setup::Setup;
-use super::{cells, choice, luks, preflight, recording, MIB};
+use super::{cells, choice, jobs, luks, preflight, recording, MIB};
 use crate::process;
 use anyhow::{anyhow, Result};
 use std::process::Command;
@@ -48,6 +48,8 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
 
     let run_dir = end.run_dir(&token);
     let facts = check_destination(opts, &end, &run_dir, dataset.bytes, say, res, &mut warnings)?;
+    let cores = facts.machine.cores.or(facts.cores);
+    let planned = jobs::Planned::new(opts.jobs, cores, &dataset, &mut warnings)?;
 
     let (shared, samplers) = recording::start(
         &end.target,
@@ -67,7 +69,8 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let candidates = choice::candidates(opts, &end.target, &resolved, &end.label)?;
     let (chosen, mut ceilings) = choose(&setup, &candidates, &facts)?;
     let variants = choice::variants(&opts.variants);
-    let mut rows = cells::measure(&setup, &chosen, &variants, &mut ceilings)?;
+    let plan = planned.plan.as_ref();
+    let (mut rows, jobs_rows) = cells::measure(&setup, &chosen, &variants, &mut ceilings, plan)?;
     let cores = f64::from(ceilings.cores.unwrap_or(1));
     let luks_measured = match res.luks.as_mut() {
         Some(agent) => Some(luks::run::measure(
@@ -111,6 +114,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
         rows,
         intervals,
         warnings,
+        jobs: planned.section(jobs_rows),
     });
     report.luks = luks;
     Ok(report)

@@ -90,11 +90,7 @@ pub fn decide(i: &Input) -> Verdict {
             ));
         }
     }
-    sug.sort_by(|a, b| {
-        b.gain_pct
-            .unwrap_or(f64::MIN)
-            .total_cmp(&a.gain_pct.unwrap_or(f64::MIN))
-    });
+    rank(&mut sug);
     Verdict {
         cipher: Some(base.cipher.clone()),
         variant: Some(base.variant),
@@ -102,6 +98,28 @@ pub fn decide(i: &Input) -> Verdict {
         bound_by: bound,
         reason,
         suggestions: sug,
+    }
+}
+
+/// Suggestions by expected gain, largest first; those without a figure last.
+fn rank(sug: &mut [Suggestion]) {
+    sug.sort_by(|a, b| {
+        b.gain_pct
+            .unwrap_or(f64::MIN)
+            .total_cmp(&a.gain_pct.unwrap_or(f64::MIN))
+    });
+}
+
+/// `--jobs`: parallel transfer among the ranked changes when N jobs of a cipher beat its one
+/// rsync beyond the spread, counted from the verdict's figure.
+pub fn add_jobs(v: &mut Verdict, rows: &[Row], jobs: Option<&super::model::JobsSection>) {
+    let base = rows
+        .iter()
+        .find(|r| Some(&r.cipher) == v.cipher.as_ref() && Some(r.variant) == v.variant);
+    if let (Some(base), Some(e)) = (base, v.end_to_end_mib_s) {
+        v.suggestions
+            .extend(super::jobs_gain::suggestions(jobs, base, e));
+        rank(&mut v.suggestions);
     }
 }
 

@@ -20,6 +20,7 @@ mod markdown;
 pub mod md_table;
 pub mod outputs;
 pub mod pipeline;
+pub mod pipeline_jobs;
 pub mod placement;
 pub mod probe;
 pub mod ranking;

@@ -126,6 +126,10 @@ fn summary(report: &PipelineReport) -> Vec<String> {
     if v.suggestions.is_empty() {
         out.push("  No change measured in this run would help.".into());
     }
+    let cipher = v.cipher.as_deref();
+    out.extend(
+        crate::pipeline::jobs_gain::no_gain(report.jobs.as_ref(), cipher).map(|l| format!("  {l}")),
+    );
     out.extend(report.warnings.iter().map(|w| format!("warning: {w}")));
     out
 }
@@ -148,6 +152,7 @@ pub(crate) fn table(report: &PipelineReport) -> String {
         s.push_str(&l);
         s.push('\n');
     }
+    s.push_str(&super::pipeline_jobs::table(report).unwrap_or_default());
     if let Some(l) = &report.luks {
         for (title, head, rows) in luks_tables(l) {
             let mut t = Table::new();
@@ -373,6 +378,7 @@ pub(crate) fn markdown(report: &PipelineReport) -> String {
     for l in summary(report) {
         s.push_str(&format!("- {l}\n"));
     }
+    s.push_str(&super::pipeline_jobs::markdown(report).unwrap_or_default());
     if let Some(l) = &report.luks {
         for (title, head, rows) in luks_tables(l) {
             s.push_str(&format!(

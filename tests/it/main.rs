@@ -60,6 +60,7 @@ mod native {
 /// `sshtune pipeline`: loopback, its errors and cleanup, the VM (dm-crypt).
 mod pipeline {
     mod errors;
+    mod jobs;
     mod loopback;
     pub mod vm;
 }

@@ -1,6 +1,6 @@
 //! The pipeline page: end-to-end MiB/s per cipher × variant with the stage ceilings as lines,
 //! where the CPU went as stacked bars per row (the same stage groups as the table), and the
-//! verdict with its suggestions.
+//! verdict with its suggestions; the `--jobs` and `--luks` tables as the text report draws them.
 
 use super::shell::{esc, list, page};
 use super::svg::{self, Bar, Group, Line, Stack};
@@ -94,6 +94,9 @@ pub fn pipeline(report: &PipelineReport) -> String {
         &stacks,
     ));
     body.push_str(&verdict_and_how(report));
+    if let Some(c) = crate::report::pipeline_jobs::cells(report) {
+        body.push_str(&jobs(c));
+    }
     if let Some(l) = &report.luks {
         body.push_str(&luks(l));
     }
@@ -160,24 +163,41 @@ fn verdict_and_how(report: &PipelineReport) -> String {
     body
 }
 
+/// `--jobs`: one rsync and N jobs side by side, as the text report draws them.
+fn jobs(c: crate::report::pipeline_jobs::Cells) -> String {
+    let mut body = format!("<h2>{}</h2>\n", esc(&c.title));
+    if !c.rows.is_empty() {
+        body.push_str(&table(&c.head, &c.rows));
+    }
+    body.push_str(&list("how", &c.lines));
+    body
+}
+
+/// A plain table of text cells.
+fn table(head: &[String], rows: &[Vec<String>]) -> String {
+    let mut body = String::from("<table>\n<tr>");
+    for h in head {
+        body.push_str(&format!("<th>{}</th>", esc(h)));
+    }
+    body.push_str("</tr>\n");
+    for r in rows {
+        body.push_str("<tr>");
+        for c in r {
+            body.push_str(&format!("<td>{}</td>", esc(c)));
+        }
+        body.push_str("</tr>\n");
+    }
+    body.push_str("</table>\n");
+    body
+}
+
 /// The `--luks` matrix: the text report's tables (the model's error per cell a column of
 /// the matrix) and its summary lines (what was left out, the time, the recommendation).
 fn luks(l: &LuksSection) -> String {
     let mut body = String::from("<h2>SSH cipher × LUKS setting</h2>\n");
     for (title, head, rows) in crate::report::pipeline::luks_tables(l) {
-        body.push_str(&format!("<h3>{}</h3>\n<table>\n<tr>", esc(&title)));
-        for h in &head {
-            body.push_str(&format!("<th>{}</th>", esc(h)));
-        }
-        body.push_str("</tr>\n");
-        for r in rows {
-            body.push_str("<tr>");
-            for c in &r {
-                body.push_str(&format!("<td>{}</td>", esc(c)));
-            }
-            body.push_str("</tr>\n");
-        }
-        body.push_str("</table>\n");
+        body.push_str(&format!("<h3>{}</h3>\n", esc(&title)));
+        body.push_str(&table(&head, &rows));
     }
     body.push_str(&list("how", &crate::report::pipeline::luks_summary(l)));
     body
