@@ -3,7 +3,8 @@
 //! widens it with what differs between engines before the loop (logging in once, what the
 //! server offers, the default pairs, the raw-TCP ceiling), so one suite drives any of them.
 
-use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
+use super::ceiling::Outcome;
+use super::model::{Direction, EngineKind, ServerInfo};
 use super::options::Options;
 use crate::remote::Info;
 
@@ -107,14 +108,9 @@ pub trait Engine: Executor {
         facts: &Facts,
         opts: &Options,
     ) -> anyhow::Result<Vec<(String, Option<String>)>>;
-    /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or None
+    /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or none
     /// with a warning saying why.
-    fn ceiling(
-        &mut self,
-        facts: &Facts,
-        opts: &Options,
-        warnings: &mut Vec<String>,
-    ) -> anyhow::Result<Option<Ceiling>>;
+    fn ceiling(&mut self, facts: &Facts, opts: &Options) -> anyhow::Result<Outcome>;
     /// The channel window the path inference divides by.
     fn window(&self) -> Option<u64>;
     /// `n` more clients of the same server, each with its own connections, for `--streams`;
@@ -122,4 +118,23 @@ pub trait Engine: Executor {
     fn stream_executors(&self, _n: u32) -> Vec<Box<dyn Executor + Send>> {
         Vec::new()
     }
+}
+
+/// Each cipher once if AEAD, else with each asked MAC, or with `default_mac`.
+pub fn pairs(
+    ciphers: &[String],
+    macs: &[String],
+    default_mac: Option<String>,
+) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    for c in ciphers {
+        if ::ciphers::cipher(c).is_some_and(|s| s.is_aead()) {
+            out.push((c.clone(), None));
+        } else if macs.is_empty() {
+            out.push((c.clone(), default_mac.clone()));
+        } else {
+            out.extend(macs.iter().map(|m| (c.clone(), Some(m.clone()))));
+        }
+    }
+    out
 }

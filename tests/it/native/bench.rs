@@ -189,7 +189,7 @@ fn native_client_offers_only_what_the_run_asks_for() {
     let _lock = support::shared();
     use sshtune::bench::executor::{Executor, Job};
     use sshtune::bench::model::Direction;
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let (port, rx) = kexinit_recorder();
     let dir = tempfile::tempdir().unwrap();
     let key = support::keygen(&dir.path().join("id"));
@@ -232,7 +232,7 @@ fn native_client_offers_only_what_the_run_asks_for() {
         packet_size: 32768,
         connect_timeout: std::time::Duration::from_secs(10),
     };
-    let mut n = Native::new("127.0.0.1".into(), port, cfg, Peer::Shell);
+    let mut n = NativeEngine::new("127.0.0.1".into(), port, cfg, Peer::Shell);
     for (cipher, mac) in [
         ("aes128-ctr", Some("hmac-sha2-256")),
         ("arcfour256", Some("hmac-md5")),
@@ -263,10 +263,10 @@ fn native_engine_runs_a_pairs_transfers_on_one_connection() {
     let _lock = support::shared();
     use sshtune::bench::executor::{Executor, Job};
     use sshtune::bench::model::Direction;
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let s = support::native::start_serve(&["--idle-timeout", "1"]);
     let cfg = s.client_cfg(sshtune::transport::kex::Preferences::recommended());
-    let mut n = Native::new("127.0.0.1".into(), s.port, cfg, Peer::Sshtune);
+    let mut n = NativeEngine::new("127.0.0.1".into(), s.port, cfg, Peer::Sshtune);
     let job = |cipher, direction| Job {
         cipher,
         mac: None,

@@ -138,9 +138,9 @@ fn diffie_hellman_group14_native_to_native() {
 #[test]
 fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
     let _lock = support::shared();
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let server = InProcessServer::start(Preferences::modern(), Options::default()).unwrap();
-    let n = Native::new(
+    let n = NativeEngine::new(
         "127.0.0.1".into(),
         server.addr.port(),
         server.client.clone(),
