@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use support::{output, sshtune, stderr, stdout};
+use support::{output, sshtune, stderr};
 
 #[test]
 fn native_engine_embedded_rows_include_legacy() {
@@ -23,8 +23,7 @@ fn native_engine_embedded_rows_include_legacy() {
         "json",
         "--quiet",
     ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 8);
     for r in rows {
@@ -80,8 +79,7 @@ fn both_engines_side_by_side() {
             .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
             .args(["--format", "json", "--quiet"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     let engines: Vec<&str> = v["results"]
         .as_array()
         .unwrap()
@@ -101,8 +99,7 @@ fn packet_size_and_window_are_options_recorded_in_the_json() {
             .args(["--packet-size", "16K", "--window", "1M"])
             .args(["--format", "json", "--quiet"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["settings"]["native_packet_bytes"], 16384);
     assert_eq!(v["settings"]["native_window_bytes"], 1 << 20);
     assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);

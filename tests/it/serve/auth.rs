@@ -16,16 +16,7 @@ use std::time::{Duration, Instant};
 use support::native::{start_serve_listing, Serve};
 
 fn keygen(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let path = dir.join(name);
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-N", "", "-C", name])
-        .args(args)
-        .arg("-f")
-        .arg(&path)
-        .status()
-        .expect("ssh-keygen runs");
-    assert!(st.success(), "ssh-keygen {args:?}");
-    path
+    support::keygen_with(&dir.join(name), &[&["-C", name], args].concat())
 }
 
 fn public(key: &Path) -> String {
@@ -33,13 +24,6 @@ fn public(key: &Path) -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-fn me() -> String {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name
 }
 
 /// Whether the real `ssh` gets a session (any exit status but ssh's own 255 "denied").
@@ -83,7 +67,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
         cases.push(Case {
             what,
             key,
-            user: me(),
+            user: support::user_name(),
             client: &[],
             expect,
         });
@@ -166,7 +150,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
     cases.push(Case {
         what: "ssh-rsa (SHA-1) signature",
         key: rsa,
-        user: me(),
+        user: support::user_name(),
         client: &["-o", "PubkeyAcceptedAlgorithms=ssh-rsa"],
         expect: (false, false),
     });
@@ -182,7 +166,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
     let sshd = EmbeddedSshd::start("RequiredRSASize 2048\n").unwrap();
     std::fs::write(sshd.dir().join("authorized_keys"), &ak).unwrap();
     let sshd_known = sshd.dir().join("known_hosts");
-    let me = me();
+    let me = support::user_name();
     let serve = start_serve_listing(&[], &ak, &["--user", &me]);
     let (_, serve_known) = serve.ssh_files();
 
@@ -308,7 +292,7 @@ fn native_client_ecdsa_and_rsa_keys_from_files_and_agent() {
     std::fs::write(sshd.dir().join("authorized_keys"), &listed).unwrap();
     for k in &keys[..2] {
         let cfg = ClientConfig {
-            user: me(),
+            user: support::user_name(),
             key: userkey::load(k).unwrap(),
             known_hosts: sshd.dir().join("known_hosts"),
             prefs: sshtune::transport::kex::Preferences::from_catalog(false),
