@@ -97,17 +97,16 @@ pub struct Facts {
     pub warnings: Vec<String>,
 }
 
+/// (cipher, MAC) pairs to measure; no MAC for an AEAD cipher, or to let the client pick.
+pub type Pairs = Vec<(String, Option<String>)>;
+
 /// An SSH implementation the suite can drive from login to the last sample.
 pub trait Engine: Executor {
     fn kind(&self) -> EngineKind;
     /// Logs in once with default algorithms; any failure here is fatal for the whole run.
     fn preflight(&mut self, opts: &Options) -> anyhow::Result<Facts>;
     /// (cipher, MAC) pairs measured when the user names no cipher.
-    fn default_pairs(
-        &self,
-        facts: &Facts,
-        opts: &Options,
-    ) -> anyhow::Result<Vec<(String, Option<String>)>>;
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> anyhow::Result<Pairs>;
     /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or none
     /// with a warning saying why.
     fn ceiling(&mut self, facts: &Facts, opts: &Options) -> anyhow::Result<Outcome>;
@@ -121,11 +120,7 @@ pub trait Engine: Executor {
 }
 
 /// Each cipher once if AEAD, else with each asked MAC, or with `default_mac`.
-pub fn pairs(
-    ciphers: &[String],
-    macs: &[String],
-    default_mac: Option<String>,
-) -> Vec<(String, Option<String>)> {
+pub fn pairs(ciphers: &[String], macs: &[String], default_mac: Option<String>) -> Pairs {
     let mut out = Vec::new();
     for c in ciphers {
         if ::ciphers::cipher(c).is_some_and(|s| s.is_aead()) {

@@ -12,7 +12,7 @@
 //! holds more than one of the server's session slots.
 
 use super::ceiling::{step, Outcome};
-use super::executor::{pairs, Engine, Executor, Facts, Job, Sample};
+use super::executor::{pairs, Engine, Executor, Facts, Job, Pairs, Sample};
 use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
 use super::options::Options;
 use super::reach::{is_loopback, Reach, FORWARDED, SHARED_CPUS};
@@ -481,11 +481,7 @@ impl Engine for NativeEngine {
 
     /// Every cipher both ends have except `none`, with the first MAC in OpenSSH's default
     /// order (or each `--macs` name).
-    fn default_pairs(
-        &self,
-        facts: &Facts,
-        opts: &Options,
-    ) -> Result<Vec<(String, Option<String>)>> {
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> Result<Pairs> {
         let ciphers: Vec<String> = if opts.ciphers.is_empty() {
             facts
                 .server

@@ -5,7 +5,7 @@
 //! a receiver on the server. Each running `ssh` is a `ssh_session::Session`.
 
 use super::ceiling::{self, step, Outcome};
-use super::executor::{pairs, Engine, Executor, Facts, Job, Sample};
+use super::executor::{pairs, Engine, Executor, Facts, Job, Pairs, Sample};
 use super::login_kex;
 use super::model::{Direction, EngineKind, ServerInfo};
 use super::options::Options;
@@ -45,7 +45,7 @@ pub struct OpenSshEngine {
     pub reuse: bool,
     sessions: Vec<Session>,
     /// The (cipher, MAC) pairs a session has been opened for, so one opened again is warmed.
-    opened: Vec<(String, Option<String>)>,
+    opened: Pairs,
     /// The server runs on this machine (same kernel boot id): its session process can be
     /// watched and pinned.
     local_server: bool,
@@ -415,11 +415,7 @@ impl Engine for OpenSshEngine {
 
     /// The server's offer that the local ssh supports; non-AEAD ciphers with the MAC ssh would
     /// negotiate (or each `--macs` name).
-    fn default_pairs(
-        &self,
-        facts: &Facts,
-        opts: &Options,
-    ) -> Result<Vec<(String, Option<String>)>> {
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> Result<Pairs> {
         let offered = &facts.server.offered_ciphers;
         let ciphers: Vec<String> = if opts.ciphers.is_empty() {
             ssh_query("cipher")?

@@ -5,7 +5,7 @@
 
 use super::adaptive::Adaptive;
 use super::ceiling::{step, Outcome};
-use super::executor::{Engine, Facts};
+use super::executor::{Engine, Facts, Pairs};
 use super::model::EngineKind;
 use super::model::{self, BenchReport, ClientInfo, ResultRow, Settings};
 use super::native::NativeEngine;
@@ -209,7 +209,7 @@ fn closing(
 /// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
 fn sampling(
     opts: &Options,
-    pairs: Vec<(String, Option<String>)>,
+    pairs: Pairs,
     adaptive: bool,
     run_started: std::time::Instant,
 ) -> Sampling {

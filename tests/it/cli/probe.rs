@@ -10,6 +10,15 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::{output, sshtune, stderr, stdout};
 
+/// The names of the ciphers a probe report lists, in its order.
+fn cipher_names(v: &serde_json::Value) -> Vec<&str> {
+    v["ciphers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
 #[test]
 fn probe_reads_openssh_offer_as_json() {
     let _lock = support::shared();
@@ -32,12 +41,7 @@ fn probe_reads_openssh_offer_as_json() {
         .as_str()
         .unwrap()
         .starts_with("SSH-2.0-OpenSSH_"));
-    let names: Vec<&str> = v["ciphers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = cipher_names(&v);
     for c in [
         "aes128-ctr",
         "aes128-gcm@openssh.com",
@@ -171,12 +175,7 @@ fn probe_reads_dropbear() {
         v["software"].as_str().unwrap().starts_with("dropbear"),
         "{v}"
     );
-    let names: Vec<&str> = v["ciphers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = cipher_names(&v);
     assert!(names.contains(&"aes128-ctr"), "{names:?}");
 }
 

@@ -72,67 +72,62 @@ fn authorized_keys_same_verdicts_as_sshd() {
             expect,
         });
     };
-    let k = ed("plain");
-    add("plain key", public(&k), k, (true, true));
-    let k = ed("commented");
-    add(
-        "commented out",
-        format!("# {}", public(&k)),
-        k,
-        (false, false),
-    );
-    let k = ed("from_other");
-    add(
-        "from other host",
-        format!("from=\"10.9.9.9\" {}", public(&k)),
-        k,
-        (false, false),
-    );
-    let k = ed("from_lo");
-    add(
-        "from 127.0.0.1",
-        format!("from=\"127.0.0.1\" {}", public(&k)),
-        k,
-        (true, true),
-    );
-    let k = ed("from_neg");
-    let line = format!("from=\"!127.0.0.1,*\" {}", public(&k));
-    add("from !127.0.0.1,*", line, k, (false, false));
-    let k = ed("from_cidr");
-    let line = format!("from=\"127.0.0.0/8\" {}", public(&k));
-    add("from 127.0.0.0/8", line, k, (true, true));
-    let k = ed("expired");
-    let line = format!("expiry-time=\"20200101\" {}", public(&k));
-    add("expired", line, k, (false, false));
-    let k = ed("future");
-    let line = format!("expiry-time=\"20991231\" {}", public(&k));
-    add("expires in 2099", line, k, (true, true));
-    let k = ed("restrict");
-    add(
-        "restrict",
-        format!("restrict {}", public(&k)),
-        k,
-        (true, true),
-    );
-    // The one deliberate difference: sshd runs /bin/false, serve runs only built-ins and
-    // refuses the key rather than ignore the restriction.
-    let k = ed("false");
-    let line = format!("command=\"/bin/false\" {}", public(&k));
-    add("command=/bin/false", line, k, (true, false));
-    let k = ed("sink");
-    add(
-        "command=sink",
-        format!("command=\"sink\" {}", public(&k)),
-        k,
-        (true, true),
-    );
-    let k = ed("ca");
-    add(
-        "cert-authority",
-        format!("cert-authority {}", public(&k)),
-        k,
-        (false, false),
-    );
+    // Ed25519 keys behind each option: what the case is, the key's file name, what stands
+    // before the key on its line, and the verdicts expected of sshd and of serve.
+    for (what, name, options, expect) in [
+        ("plain key", "plain", "", (true, true)),
+        ("commented out", "commented", "# ", (false, false)),
+        (
+            "from other host",
+            "from_other",
+            "from=\"10.9.9.9\" ",
+            (false, false),
+        ),
+        (
+            "from 127.0.0.1",
+            "from_lo",
+            "from=\"127.0.0.1\" ",
+            (true, true),
+        ),
+        (
+            "from !127.0.0.1,*",
+            "from_neg",
+            "from=\"!127.0.0.1,*\" ",
+            (false, false),
+        ),
+        (
+            "from 127.0.0.0/8",
+            "from_cidr",
+            "from=\"127.0.0.0/8\" ",
+            (true, true),
+        ),
+        (
+            "expired",
+            "expired",
+            "expiry-time=\"20200101\" ",
+            (false, false),
+        ),
+        (
+            "expires in 2099",
+            "future",
+            "expiry-time=\"20991231\" ",
+            (true, true),
+        ),
+        ("restrict", "restrict", "restrict ", (true, true)),
+        // The one deliberate difference: sshd runs /bin/false, serve runs only built-ins and
+        // refuses the key rather than ignore the restriction.
+        (
+            "command=/bin/false",
+            "false",
+            "command=\"/bin/false\" ",
+            (true, false),
+        ),
+        ("command=sink", "sink", "command=\"sink\" ", (true, true)),
+        ("cert-authority", "ca", "cert-authority ", (false, false)),
+    ] {
+        let k = ed(name);
+        add(what, format!("{options}{}", public(&k)), k, expect);
+    }
     let k = keygen(d, "p256", &["-t", "ecdsa", "-b", "256"]);
     add("ecdsa-sha2-nistp256", public(&k), k, (true, true));
     let k = keygen(d, "p384", &["-t", "ecdsa", "-b", "384"]);
