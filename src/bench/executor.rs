@@ -3,7 +3,8 @@
 //! widens it with what differs between engines before the loop (logging in once, what the
 //! server offers, the default pairs, the raw-TCP ceiling), so one suite drives any of them.
 
-use super::model::{Ceiling, Direction, EngineKind, ServerInfo};
+use super::ceiling::Outcome;
+use super::model::{Direction, EngineKind, ServerInfo};
 use super::options::Options;
 use crate::remote::Info;
 
@@ -96,25 +97,19 @@ pub struct Facts {
     pub warnings: Vec<String>,
 }
 
+/// (cipher, MAC) pairs to measure; no MAC for an AEAD cipher, or to let the client pick.
+pub type Pairs = Vec<(String, Option<String>)>;
+
 /// An SSH implementation the suite can drive from login to the last sample.
 pub trait Engine: Executor {
     fn kind(&self) -> EngineKind;
     /// Logs in once with default algorithms; any failure here is fatal for the whole run.
     fn preflight(&mut self, opts: &Options) -> anyhow::Result<Facts>;
     /// (cipher, MAC) pairs measured when the user names no cipher.
-    fn default_pairs(
-        &self,
-        facts: &Facts,
-        opts: &Options,
-    ) -> anyhow::Result<Vec<(String, Option<String>)>>;
-    /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or None
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> anyhow::Result<Pairs>;
+    /// The raw-TCP ceiling this engine can measure on its path (the user gave none), or none
     /// with a warning saying why.
-    fn ceiling(
-        &mut self,
-        facts: &Facts,
-        opts: &Options,
-        warnings: &mut Vec<String>,
-    ) -> anyhow::Result<Option<Ceiling>>;
+    fn ceiling(&mut self, facts: &Facts, opts: &Options) -> anyhow::Result<Outcome>;
     /// The channel window the path inference divides by.
     fn window(&self) -> Option<u64>;
     /// `n` more clients of the same server, each with its own connections, for `--streams`;
@@ -122,4 +117,19 @@ pub trait Engine: Executor {
     fn stream_executors(&self, _n: u32) -> Vec<Box<dyn Executor + Send>> {
         Vec::new()
     }
+}
+
+/// Each cipher once if AEAD, else with each asked MAC, or with `default_mac`.
+pub fn pairs(ciphers: &[String], macs: &[String], default_mac: Option<String>) -> Pairs {
+    let mut out = Vec::new();
+    for c in ciphers {
+        if ::ciphers::cipher(c).is_some_and(|s| s.is_aead()) {
+            out.push((c.clone(), None));
+        } else if macs.is_empty() {
+            out.push((c.clone(), default_mac.clone()));
+        } else {
+            out.extend(macs.iter().map(|m| (c.clone(), Some(m.clone()))));
+        }
+    }
+    out
 }

@@ -1,28 +1,41 @@
 //! The `native` engine: our own SSH client in this process, against `sshtune serve` (built-in
 //! `sink`/`source`) or any OpenSSH/Dropbear server (the same shell scripts as the openssh
-//! engine). No `cat` pipe on our side: bytes go from memory straight into packets.
+//! engine). No `cat` pipe on our side: bytes go from memory straight into packets. It reaches
+//! the target (through its proxy when `ssh -G` names one) or an in-process server, finds host
+//! keys and the user key as ssh would, logs in once for the server's facts, and takes the
+//! raw-TCP ceiling a remote `sshtune serve` measures itself; no ssh, sshd or OpenSSH probe is
+//! needed.
 //!
 //! Every transfer of one (cipher, MAC) pair runs in a channel of its own on one connection,
 //! so key exchange and login (and, through a jump host, its process and second handshake) are
 //! paid once per pair; only the pair measured last keeps its connection, so the engine never
 //! holds more than one of the server's session slots.
 
-use super::executor::{Executor, Job, Sample};
-use super::model::Direction;
+use super::ceiling::serve::{self, TcpRun};
+use super::ceiling::{step, Outcome};
+use super::executor::{pairs, Engine, Executor, Facts, Job, Pairs, Sample};
+use super::model::{Direction, EngineKind, ServerInfo};
+use super::options::Options;
+use super::reach::{is_loopback, Reach, FORWARDED, SHARED_CPUS};
 use super::transfer::{self, DataPipe, Step};
+use crate::probe::probe_target;
 use crate::process;
 use crate::proxy::Proxy;
 use crate::remote;
+use crate::serve::in_process::InProcessServer;
 use crate::sysinfo::{thread_cpu, thread_cpu_seconds};
-use crate::target::SshError;
+use crate::target::{Resolved, SshError};
 use crate::transport::client::{connect_over, connect_with, ClientConfig, Exec};
-use crate::transport::conn::Transport;
+use crate::transport::conn::{self, Options as ConnOptions, Transport};
 use crate::transport::kex::Preferences;
-use crate::transport::known_hosts::Policy;
+use crate::transport::known_hosts::{Policy, Strict};
 use crate::transport::stream::Stream;
+use crate::transport::userkey::{self, Agent, UserKey};
 use crate::transport::Error;
-use anyhow::anyhow;
+use anyhow::{anyhow, Context, Result};
 use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a logged-in connection may give nothing (no byte from the server, none of ours
@@ -31,15 +44,6 @@ use std::time::{Duration, Instant};
 /// a link that drops for good held a native upload in `write` until TCP's own retries ran out
 /// (over 200 s seen, ~15 min by the kernel's default).
 pub const STALL: Duration = Duration::from_secs(20);
-
-/// One raw-TCP run from an `sshtune serve` host.
-#[derive(Debug, Clone, Copy)]
-pub struct TcpRun {
-    pub mib_s: f64,
-    /// The whole server's CPU over the send, % of one core; None from a server that does not
-    /// report it.
-    pub server_cpu_pct: Option<f64>,
-}
 
 /// What runs on the other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +54,7 @@ pub enum Peer {
     Shell,
 }
 
-pub struct Native {
+pub struct NativeEngine {
     pub host: String,
     pub port: u16,
     pub cfg: ClientConfig,
@@ -65,6 +69,12 @@ pub struct Native {
     payload: Vec<u8>,
     /// The logged-in connection of the pair measured last.
     kept: Option<Kept>,
+    /// The ciphers the server offered (the catalog's, for our own server).
+    offered: Vec<String>,
+    /// Kept alive while the engine is used; dropping it stops the in-process server.
+    embedded: Option<InProcessServer>,
+    /// The server is another machine behind a loopback address (`Reach::Forwarded`).
+    forwarded: bool,
 }
 
 /// A connection negotiated for one (cipher, MAC) pair, between two of its transfers.
@@ -74,7 +84,8 @@ struct Kept {
     t: Transport,
 }
 
-impl Native {
+impl NativeEngine {
+    /// A client of `host:port` with `cfg`, checking the server's key in `cfg.known_hosts`.
     pub fn new(host: String, port: u16, cfg: ClientConfig, peer: Peer) -> Self {
         use rand::{RngCore, SeedableRng};
         let mut payload = vec![0u8; 1 << 20];
@@ -90,7 +101,63 @@ impl Native {
             proxy: None,
             payload,
             kept: None,
+            offered: Vec::new(),
+            embedded: None,
+            forwarded: false,
         }
+    }
+
+    /// The target, or an in-process server on loopback when there is none.
+    pub fn open(opts: &Options) -> Result<Self> {
+        let window = opts.native.window();
+        let packet_size = opts.native.packet_size();
+        // Both ends of the in-process pair seal with the same number of threads.
+        let conn_opts = ConnOptions {
+            threads: opts.native.threads,
+            ..ConnOptions::default()
+        };
+        let Some(target) = &opts.target else {
+            let server =
+                InProcessServer::start(Preferences::from_catalog(true), conn_opts.clone())?;
+            let mut client = server.client.clone();
+            client.window = window;
+            client.packet_size = packet_size;
+            let mut engine = Self::new(
+                "127.0.0.1".into(),
+                server.addr.port(),
+                client,
+                Peer::Sshtune,
+            );
+            engine.offered = Preferences::from_catalog(true).ciphers;
+            engine.embedded = Some(server);
+            return Ok(engine);
+        };
+        let resolved = target.resolve()?;
+        let identity = opts.ssh_args.identity.as_deref().map(Path::new);
+        let key = user_key(identity, &resolved.identity_files)?;
+        let host_keys = host_key_policy(opts.native.known_hosts.as_deref(), &resolved)?;
+        let offer = probe_target(target, &resolved, Duration::from_secs(10))?;
+        let peer = if offer.software.starts_with("sshtune") {
+            Peer::Sshtune
+        } else {
+            Peer::Shell
+        };
+        let cfg = ClientConfig {
+            user: resolved.user.clone(),
+            key,
+            known_hosts: host_keys.user_files[0].clone(),
+            // Only ok-graded algorithms to log in; each transfer offers just its own.
+            prefs: preflight_offer(),
+            opts: conn_opts,
+            window,
+            packet_size,
+            connect_timeout: Duration::from_secs(10),
+        };
+        let mut engine = Self::new(resolved.hostname.clone(), resolved.port, cfg, peer);
+        engine.host_keys = host_keys;
+        engine.proxy = Proxy::of(&resolved, &target.options, &target.destination);
+        engine.offered = offer.ciphers();
+        Ok(engine)
     }
 
     /// One logged-in connection, through the proxy when there is one, its stalls bounded by
@@ -121,7 +188,7 @@ impl Native {
 
     /// Raw-TCP throughput to an `sshtune serve` host: the server opens a one-shot port that
     /// only accepts this SSH session's token and sends `bytes` bytes.
-    pub fn tcp_ceiling(&self, bytes: u64) -> anyhow::Result<TcpRun> {
+    pub fn tcp_ceiling(&self, bytes: u64) -> Result<TcpRun> {
         use std::io::{Read, Write};
         let t = self.connect(&self.cfg)?;
         let mut e = Exec::start(
@@ -175,7 +242,7 @@ impl Native {
     /// Logs in once with default algorithms (fatal on failure) and runs `stat` (or the
     /// openssh preflight script on a shell server): facts about the server, and the
     /// identification line it sent (its banner).
-    pub fn preflight(&self) -> anyhow::Result<(remote::Info, String)> {
+    fn log_in_once(&self) -> Result<(remote::Info, String)> {
         let t = self.connect(&self.cfg).map_err(|e| {
             anyhow!(
                 "native client cannot log in to {}:{}: {e}",
@@ -314,9 +381,9 @@ impl DataPipe for ChannelPipe<'_> {
     }
 }
 
-impl Executor for Native {
+impl Executor for NativeEngine {
     fn engine(&self) -> &'static str {
-        super::model::EngineKind::Native.as_str()
+        EngineKind::Native.as_str()
     }
 
     /// Nothing of a pair's own needs warming: its connection carries no process of ours, a
@@ -374,4 +441,159 @@ impl Executor for Native {
         });
         Ok(sample)
     }
+}
+
+impl Engine for NativeEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Native
+    }
+
+    fn preflight(&mut self, opts: &Options) -> Result<Facts> {
+        let (info, banner) = self.log_in_once()?;
+        let mut warnings = Vec::new();
+        // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+        let embedded = self.embedded.is_some();
+        let same_boot = remote::same_boot(&info);
+        let reach = match embedded {
+            true => Reach::Loopback,
+            false => Reach::of(self.proxy.is_none() && is_loopback(&self.host), same_boot),
+        };
+        let loopback = reach == Reach::Loopback;
+        self.forwarded = reach == Reach::Forwarded;
+        if loopback {
+            warnings.push(SHARED_CPUS.into());
+        }
+        let server = ServerInfo {
+            banner: Some(banner),
+            openssh_version: None,
+            strict_kex: Some(true),
+            offered_ciphers: self.offered.clone(),
+            offered_macs: Preferences::from_catalog(true).macs,
+            machine: remote::machine(&info),
+            cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
+            same_machine: reach.same_machine(same_boot),
+        };
+        Ok(Facts {
+            host_label: match &opts.target {
+                Some(t) => t.destination.clone(),
+                None => "embedded native server".into(),
+            },
+            server,
+            client_version: Some(conn::OUR_IDENT.to_string()),
+            info,
+            loopback,
+            forwarded: self.forwarded,
+            // The native engine measures no RTT of its own.
+            infers_path: false,
+            rtt: None,
+            tick_cpu: false,
+            // The in-process server's CPU is not a separate process's: no shared rule.
+            shared_cores: None,
+            warnings,
+        })
+    }
+
+    /// Every cipher both ends have except `none`, with the first MAC in OpenSSH's default
+    /// order (or each `--macs` name).
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> Result<Pairs> {
+        let ciphers: Vec<String> = if opts.ciphers.is_empty() {
+            facts
+                .server
+                .offered_ciphers
+                .iter()
+                .filter(|c| *c != "none" && ::ciphers::cipher(c).is_some())
+                .cloned()
+                .collect()
+        } else {
+            opts.ciphers.clone()
+        };
+        Ok(pairs(
+            &ciphers,
+            &opts.macs,
+            Some(::ciphers::MACS[0].name.to_string()),
+        ))
+    }
+
+    fn ceiling(&mut self, facts: &Facts, opts: &Options) -> Result<Outcome> {
+        let ceiling = if self.embedded.is_some() {
+            (!opts.ceiling.skipped()).then(step::loopback).transpose()?
+        } else if self.forwarded {
+            return Ok(Outcome::none(FORWARDED));
+        } else if self.proxy.is_none() && self.peer == Peer::Sshtune && !opts.ceiling.skipped() {
+            // A remote `sshtune serve` measures the raw-TCP ceiling itself (median of three).
+            let runs: Vec<TcpRun> = (0..3)
+                .filter_map(|_| self.tcp_ceiling(64 << 20).ok())
+                .collect();
+            serve::ceiling(&runs, facts.server.cpu_quota_cores)
+        } else {
+            None
+        };
+        Ok(match ceiling {
+            Some(c) => Outcome::found(c),
+            None => Outcome::none(
+                "raw-TCP ceiling unknown: pass --ceiling MIB/s (e.g. measured with iperf3) so a \
+                 network-bound row can be recognised",
+            ),
+        })
+    }
+
+    fn window(&self) -> Option<u64> {
+        Some(u64::from(self.cfg.window))
+    }
+}
+
+fn home() -> Result<PathBuf> {
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .context("HOME is not set: pass --identity and --known-hosts")
+}
+
+/// Host keys are checked where and as ssh would (`ssh -G`): `UserKnownHostsFile` (or
+/// `--known-hosts`), `GlobalKnownHostsFile`, `StrictHostKeyChecking`, `HashKnownHosts`,
+/// `HostKeyAlias`.
+fn host_key_policy(known_hosts: Option<&Path>, resolved: &Resolved) -> Result<Policy> {
+    let user_files = match known_hosts {
+        Some(p) => vec![p.to_path_buf()],
+        None if !resolved.known_hosts.is_empty() => resolved.known_hosts.clone(),
+        None => vec![home()?.join(".ssh/known_hosts")],
+    };
+    let strict = match resolved.strict_host_key_checking.as_deref() {
+        None => Strict::Yes,
+        Some(v) => Strict::parse(v)
+            .with_context(|| format!("StrictHostKeyChecking {v:?} (from ssh -G) is not known"))?,
+    };
+    Ok(Policy {
+        user_files,
+        global_files: resolved.global_known_hosts.clone(),
+        strict,
+        hash: resolved.hash_known_hosts,
+        alias: resolved.host_key_alias.clone(),
+    })
+}
+
+/// `-i FILE` if given, else the ssh-agent, else the first `IdentityFile` ssh would try that
+/// exists (its defaults ~/.ssh/id_ed25519, id_rsa, ... or what the user's config names).
+fn user_key(identity: Option<&Path>, identity_files: &[PathBuf]) -> Result<Arc<dyn UserKey>> {
+    if let Some(p) = identity {
+        return userkey::load(p);
+    }
+    if let Some(sock) = std::env::var_os("SSH_AUTH_SOCK").filter(|s| !s.is_empty()) {
+        if let Ok(agent) = Agent::connect(Path::new(&sock)) {
+            if !agent.identities().is_empty() {
+                return Ok(Arc::new(agent));
+            }
+        }
+    }
+    let defaults = match home() {
+        Ok(h) => vec![h.join(".ssh/id_ed25519"), h.join(".ssh/id_rsa")],
+        Err(_) => Vec::new(),
+    };
+    for p in identity_files.iter().chain(&defaults) {
+        if p.exists() {
+            return userkey::load(p);
+        }
+    }
+    anyhow::bail!(
+        "the native engine found no key: pass -i FILE (ed25519 or RSA, unencrypted) or start ssh-agent"
+    )
 }

@@ -1,26 +1,40 @@
 //! The `openssh` engine: every transfer is a real `ssh` client process, so the user's config,
-//! agent, keys and known_hosts apply exactly as they would by hand.
+//! agent, keys and known_hosts apply exactly as they would by hand. It reaches the target (or a
+//! private loopback sshd), probes what the server offers, logs in once for its facts, measures
+//! with the pairs the local `ssh` would use, and takes the raw-TCP ceiling over loopback or with
+//! a receiver on the server. Each running `ssh` is a `ssh_session::Session`.
 
-use super::executor::{Executor, Job, Sample};
-use super::model::Direction;
-use super::placement::{self, Pin, Placement, Watch, Watched};
-use super::transfer::{self, DataPipe, Step};
-use crate::process::{self, drain_stderr, last_line, ChildGuard, StderrDrain};
+use super::ceiling::{self, step, Outcome};
+use super::executor::{pairs, Engine, Executor, Facts, Job, Pairs, Sample};
+use super::login_kex;
+use super::model::{Direction, EngineKind, ServerInfo};
+use super::options::Options;
+use super::placement::{self, Pin, Placement};
+use super::reach::{is_loopback, Reach, FORWARDED, SHARED_CPUS};
+use super::ssh_session::{Session, Watchdog, READY_TIMEOUT};
+use super::transfer::{self, DataPipe};
+use crate::embedded::EmbeddedSshd;
+use crate::probe::probe_target;
+use crate::process::{self, drain_stderr, last_line, ChildGuard};
+use crate::proxy::Proxy;
 use crate::remote;
-use crate::sysinfo::process_cpu_seconds;
 use crate::target::error::classify;
-use crate::target::SshError;
-use crate::target::{SshLog, SshTarget};
-use anyhow::anyhow;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{ChildStdin, ChildStdout, Command, Stdio};
+use crate::target::{ssh_query, ssh_version, Resolved, SshError, SshLog, SshTarget};
+use crate::{cgroup, sysinfo};
+use anyhow::{anyhow, bail, Result};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-/// How long the remote side may take to say it is ready (login included).
-const READY_TIMEOUT: Duration = Duration::from_secs(30);
-
-pub struct OpenSsh {
+pub struct OpenSshEngine {
+    /// The destination as the user named it (probed, resolved with `ssh -G`).
     target: SshTarget,
+    resolved: Resolved,
+    /// The measuring sessions' target: `target` with a faster key exchange where the user
+    /// chose none.
+    measuring: SshTarget,
+    proxied: bool,
+    /// Kept alive for the whole run; dropping it stops the private sshd.
+    _embedded: Option<EmbeddedSshd>,
     /// Random data written on upload; incompressible so no layer can cheat.
     payload: Vec<u8>,
     /// Set when a CPU quota below one core holds both `ssh` and this process: they then draw
@@ -31,7 +45,7 @@ pub struct OpenSsh {
     pub reuse: bool,
     sessions: Vec<Session>,
     /// The (cipher, MAC) pairs a session has been opened for, so one opened again is warmed.
-    opened: Vec<(String, Option<String>)>,
+    opened: Pairs,
     /// The server runs on this machine (same kernel boot id): its session process can be
     /// watched and pinned.
     local_server: bool,
@@ -41,23 +55,49 @@ pub struct OpenSsh {
     placement: Option<Placement>,
 }
 
-impl OpenSsh {
-    pub fn new(target: SshTarget) -> Self {
+impl OpenSshEngine {
+    /// The destination, or a private sshd on loopback when there is none.
+    pub fn open(opts: &Options) -> Result<Self> {
+        let (embedded, target) = match &opts.target {
+            None => {
+                if !opts.ssh_args.is_empty() {
+                    bail!("ssh options (-p, -l, -i, -F, -o) need a HOST");
+                }
+                let server = EmbeddedSshd::start("")?;
+                let target = server.target.clone();
+                (Some(server), target)
+            }
+            Some(t) => (None, t.clone()),
+        };
+        let resolved = target.resolve()?;
+        // Behind a jump host, 127.0.0.1 is the far side's loopback, not ours.
+        let proxied = Proxy::of(&resolved, &target.options, &target.destination).is_some();
+        // The measuring sessions' login: a faster key exchange where the user chose none.
+        let mut measuring = target.clone();
+        let defaults = target.resolve_defaults().ok();
+        if let Some(o) = defaults
+            .and_then(|d| login_kex::measuring_option(&resolved.kex_algorithms, &d.kex_algorithms))
+        {
+            measuring.options.extend(["-o".to_string(), o]);
+        }
         use rand::{RngCore, SeedableRng};
         let mut payload = vec![0u8; 1 << 20];
         rand::rngs::SmallRng::from_entropy().fill_bytes(&mut payload);
-        let shared_quota = crate::cgroup::quota_cores("self").is_some_and(|q| q < 1.0);
-        Self {
+        Ok(Self {
             target,
+            resolved,
+            measuring,
+            proxied,
+            _embedded: embedded,
             payload,
-            shared_quota,
+            shared_quota: cgroup::quota_cores("self").is_some_and(|q| q < 1.0),
             reuse: false,
             sessions: Vec::new(),
             opened: Vec::new(),
             local_server: false,
             pin: None,
             placement: None,
-        }
+        })
     }
 
     /// Another client of the same target with sessions of its own, for one of `--streams`
@@ -67,6 +107,10 @@ impl OpenSsh {
     pub fn another(&self) -> Self {
         Self {
             target: self.target.clone(),
+            resolved: self.resolved.clone(),
+            measuring: self.measuring.clone(),
+            proxied: self.proxied,
+            _embedded: None,
             payload: self.payload.clone(),
             shared_quota: false,
             reuse: self.reuse,
@@ -79,13 +123,13 @@ impl OpenSsh {
     }
 
     pub fn command(&self, cipher: Option<&str>, mac: Option<&str>, remote_cmd: &str) -> Command {
-        self.target
+        self.measuring
             .ssh_command(cipher, mac, SshLog::Default, remote_cmd)
     }
 
     /// Logs in once with default algorithms: any failure here is fatal for the whole run and
     /// is reported in one line. Returns the `SSHTUNE-INFO` facts about the server.
-    pub fn preflight(&mut self) -> anyhow::Result<remote::Info> {
+    fn log_in(&mut self) -> Result<remote::Info> {
         let info = self.log_in_once()?;
         let same_boot = remote::same_boot(&info);
         self.local_server = same_boot == Some(true);
@@ -95,7 +139,7 @@ impl OpenSsh {
         Ok(info)
     }
 
-    fn log_in_once(&self) -> anyhow::Result<remote::Info> {
+    fn log_in_once(&self) -> Result<remote::Info> {
         let mut cmd = self.command(None, None, &remote::preflight_script());
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -118,16 +162,16 @@ impl OpenSsh {
                 anyhow::bail!(
                     "{}: no answer within {} s of starting ssh (a slow login, or a shell \
                      startup file on the server that waits?)",
-                    self.target.destination,
+                    self.measuring.destination,
                     READY_TIMEOUT.as_secs()
                 );
             }
             return Err(
-                match classify(&stderr, status.code(), &self.target.destination) {
+                match classify(&stderr, status.code(), &self.measuring.destination) {
                     SshError::Fatal(e) => e,
                     other => anyhow!(
                         "cannot run commands on {}: {other}",
-                        self.target.destination
+                        self.measuring.destination
                     ),
                 },
             );
@@ -141,11 +185,87 @@ impl OpenSsh {
         }
         Ok(remote::Info::parse(&stdout))
     }
+
+    /// Starts `ssh` with `job`'s cipher and MAC running `script`; its login watchdog armed.
+    fn spawn(&self, job: &Job, script: &str, framed: bool) -> Result<Session, SshError> {
+        Session::start(
+            self.command(Some(job.cipher), job.mac, script),
+            job,
+            framed,
+            self.shared_quota,
+            self.local_server,
+            self.pin.as_ref(),
+        )
+    }
+
+    /// One `ssh` per (cipher, MAC) carries its warm-up and every sample of both directions:
+    /// the handshake and login happen before the first READY, so they stay outside every
+    /// figure, and are paid once instead of once per transfer. The few most recently used
+    /// sessions stay open for the racing rounds; a failed one is closed and the next transfer
+    /// of its cipher starts afresh.
+    fn transfer_in_session(&mut self, job: &Job) -> Result<Sample, SshError> {
+        let found = self
+            .sessions
+            .iter()
+            .position(|s| s.cipher == job.cipher && s.mac.as_deref() == job.mac);
+        let mut session = match found {
+            // One opened ahead and not waited for (`settle`): its transfer reads past HELLO.
+            Some(i) => {
+                let mut s = self.sessions.remove(i);
+                s.logging_in = false;
+                s
+            }
+            None => {
+                while self.sessions.len() >= MAX_SESSIONS {
+                    self.sessions.remove(0).close();
+                }
+                let mut fresh = self.spawn(job, &remote::session_script(), true)?;
+                // The sampling loop warmed the first session of a pair up; one opened again
+                // after it was closed starts cold, and a cold session reads low (under a CPU
+                // quota for seconds): it gets an untimed transfer of its own first.
+                let key = (job.cipher.to_string(), job.mac.map(String::from));
+                if self.opened.contains(&key) {
+                    if let Err(e) = transfer::drive(&mut fresh.pipe, job, &self.payload) {
+                        return Err(fresh.fail(e, &self.measuring.destination));
+                    }
+                } else {
+                    self.opened.push(key);
+                }
+                fresh
+            }
+        };
+        match transfer::drive(&mut session.pipe, job, &self.payload) {
+            Ok(s) => {
+                self.sessions.push(session);
+                Ok(s)
+            }
+            Err(e) => Err(session.fail(e, &self.measuring.destination)),
+        }
+    }
+
+    /// Ends every open session (also done on drop).
+    pub fn close_sessions(&mut self) {
+        for s in self.sessions.drain(..) {
+            s.close();
+        }
+    }
 }
 
-impl Executor for OpenSsh {
+impl Drop for OpenSshEngine {
+    fn drop(&mut self) {
+        self.close_sessions();
+    }
+}
+
+/// Sessions kept open at once: one per cipher of OpenSSH's default list (10) and a few more,
+/// so the racing rounds, which visit every contender in turn, do not close the session the
+/// next round needs (each reopened one costs an untimed warm-up). An idle session is an `ssh`
+/// and a remote shell waiting on a line; a server's MaxStartups counts only logins, not these.
+const MAX_SESSIONS: usize = 12;
+
+impl Executor for OpenSshEngine {
     fn engine(&self) -> &'static str {
-        super::model::EngineKind::Openssh.as_str()
+        EngineKind::Openssh.as_str()
     }
 
     /// One `ssh` per pair when the server's `head -c` allows it, else one per transfer.
@@ -210,7 +330,7 @@ impl Executor for OpenSsh {
         let result = transfer::drive(&mut session.pipe, job, &self.payload);
         let sample = match result {
             Ok(s) => s,
-            Err(e) => return Err(session.fail(e, &self.target.destination)),
+            Err(e) => return Err(session.fail(e, &self.measuring.destination)),
         };
         let Session {
             mut child,
@@ -233,296 +353,134 @@ impl Executor for OpenSsh {
     }
 }
 
-impl OpenSsh {
-    /// Starts `ssh` with `job`'s cipher and MAC running `script`; its login watchdog armed.
-    fn spawn(&self, job: &Job, script: &str, framed: bool) -> Result<Session, SshError> {
-        let mut cmd = self.command(Some(job.cipher), job.mac, script);
-        cmd.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = ChildGuard::spawn(&mut cmd, "ssh")?;
-        let pid = child.id();
-        if let Some(pin) = &self.pin {
-            pin.client_process(pid);
+impl Engine for OpenSshEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Openssh
+    }
+
+    fn preflight(&mut self, opts: &Options) -> Result<Facts> {
+        let offer = probe_target(&self.target, &self.resolved, Duration::from_secs(10))?;
+        let info = self.log_in()?;
+        self.reuse = info.get("exact_head").as_deref() == Some("yes");
+        process::check_interrupted()?;
+        let reach = Reach::of(
+            !self.proxied && is_loopback(&self.resolved.hostname),
+            remote::same_boot(&info),
+        );
+        let loopback = reach == Reach::Loopback;
+        // The path's RTT and our address on it, from connects to the ssh port (not over
+        // loopback, and not through a forward, where a connect reaches the forwarder only).
+        let rtt = (reach == Reach::Direct && !self.proxied)
+            .then(|| ceiling::rtt::connect_rtt(&self.resolved.hostname, self.resolved.port, 3))
+            .flatten();
+        let same_machine = reach.same_machine(remote::same_boot(&info));
+        let mut warnings = Vec::new();
+        if loopback {
+            warnings.push(SHARED_CPUS.into());
         }
-        process::widen_pipes(child.child_mut());
-        let stderr = drain_stderr(child.child_mut());
-        let pipe = ChildPipe {
-            out: BufReader::with_capacity(
-                256 * 1024,
-                child.child_mut().stdout.take().expect("stdout piped"),
-            ),
-            stdin: child.child_mut().stdin.take(),
-            pid,
-            shared_quota: self.shared_quota,
-            watchdog: Some(Watchdog::arm(pid, READY_TIMEOUT)),
-            stalled: false,
-            framed,
-            local_server: self.local_server,
-            pin: self.pin.clone(),
-            session: None,
+        if info.get("proc").as_deref() != Some("yes") {
+            warnings.push(
+                "the server has no readable /proc: server CPU cannot be measured there".into(),
+            );
+        }
+        let server = ServerInfo {
+            banner: Some(offer.banner.clone()),
+            openssh_version: offer.openssh_version.clone(),
+            strict_kex: Some(offer.strict_kex),
+            offered_ciphers: offer.ciphers(),
+            offered_macs: offer.macs(),
+            machine: remote::machine(&info),
+            cpu_quota_cores: info.get("quota").and_then(|q| remote::parse_quota(&q)),
+            same_machine,
         };
-        Ok(Session {
-            cipher: job.cipher.to_string(),
-            mac: job.mac.map(String::from),
-            child,
-            stderr,
-            pipe,
-            logging_in: false,
+        Ok(Facts {
+            host_label: match &opts.target {
+                Some(t) => t.destination.clone(),
+                None => "embedded loopback sshd".into(),
+            },
+            server,
+            client_version: ssh_version().ok(),
+            info,
+            loopback,
+            forwarded: reach == Reach::Forwarded,
+            infers_path: !loopback,
+            rtt,
+            tick_cpu: true,
+            shared_cores: (same_machine == Some(true))
+                .then(|| sysinfo::local().cores.map(f64::from))
+                .flatten(),
+            warnings,
         })
     }
 
-    /// One `ssh` per (cipher, MAC) carries its warm-up and every sample of both directions:
-    /// the handshake and login happen before the first READY, so they stay outside every
-    /// figure, and are paid once instead of once per transfer. The few most recently used
-    /// sessions stay open for the racing rounds; a failed one is closed and the next transfer
-    /// of its cipher starts afresh.
-    fn transfer_in_session(&mut self, job: &Job) -> Result<Sample, SshError> {
-        let found = self
-            .sessions
-            .iter()
-            .position(|s| s.cipher == job.cipher && s.mac.as_deref() == job.mac);
-        let mut session = match found {
-            // One opened ahead and not waited for (`settle`): its transfer reads past HELLO.
-            Some(i) => {
-                let mut s = self.sessions.remove(i);
-                s.logging_in = false;
-                s
-            }
-            None => {
-                while self.sessions.len() >= MAX_SESSIONS {
-                    self.sessions.remove(0).close();
-                }
-                let mut fresh = self.spawn(job, &remote::session_script(), true)?;
-                // The sampling loop warmed the first session of a pair up; one opened again
-                // after it was closed starts cold, and a cold session reads low (under a CPU
-                // quota for seconds): it gets an untimed transfer of its own first.
-                let key = (job.cipher.to_string(), job.mac.map(String::from));
-                if self.opened.contains(&key) {
-                    if let Err(e) = transfer::drive(&mut fresh.pipe, job, &self.payload) {
-                        return Err(fresh.fail(e, &self.target.destination));
-                    }
-                } else {
-                    self.opened.push(key);
-                }
-                fresh
-            }
+    /// The server's offer that the local ssh supports; non-AEAD ciphers with the MAC ssh would
+    /// negotiate (or each `--macs` name).
+    fn default_pairs(&self, facts: &Facts, opts: &Options) -> Result<Pairs> {
+        let offered = &facts.server.offered_ciphers;
+        let ciphers: Vec<String> = if opts.ciphers.is_empty() {
+            ssh_query("cipher")?
+                .into_iter()
+                .filter(|c| offered.contains(c))
+                .collect()
+        } else {
+            opts.ciphers.clone()
         };
-        match transfer::drive(&mut session.pipe, job, &self.payload) {
-            Ok(s) => {
-                self.sessions.push(session);
-                Ok(s)
-            }
-            Err(e) => Err(session.fail(e, &self.target.destination)),
+        if ciphers.is_empty() {
+            bail!(
+                "the server offers no cipher the local ssh supports (server: {})",
+                offered.join(",")
+            );
         }
+        let default_mac = self
+            .resolved
+            .macs
+            .iter()
+            .find(|m| facts.server.offered_macs.contains(m))
+            .cloned();
+        Ok(pairs(&ciphers, &opts.macs, default_mac))
     }
 
-    /// Ends every open session (also done on drop).
-    pub fn close_sessions(&mut self) {
-        for s in self.sessions.drain(..) {
-            s.close();
+    fn ceiling(&mut self, facts: &Facts, opts: &Options) -> Result<Outcome> {
+        if facts.loopback && !opts.ceiling.skipped() {
+            return Ok(Outcome::found(step::loopback()?));
         }
-    }
-}
-
-impl Drop for OpenSsh {
-    fn drop(&mut self) {
-        self.close_sessions();
-    }
-}
-
-/// Sessions kept open at once: one per cipher of OpenSSH's default list (10) and a few more,
-/// so the racing rounds, which visit every contender in turn, do not close the session the
-/// next round needs (each reopened one costs an untimed warm-up). An idle session is an `ssh`
-/// and a remote shell waiting on a line; a server's MaxStartups counts only logins, not these.
-const MAX_SESSIONS: usize = 12;
-
-/// One running `ssh` and its pipes.
-struct Session {
-    cipher: String,
-    mac: Option<String>,
-    child: ChildGuard,
-    stderr: StderrDrain,
-    pipe: ChildPipe,
-    /// Opened ahead of its turn (`prepare`), its HELLO not read yet.
-    logging_in: bool,
-}
-
-impl Session {
-    /// Stops the session after a failed transfer and names the cause in one line.
-    fn fail(mut self, e: Step<std::io::Error>, dest: &str) -> SshError {
-        let stalled = self.pipe.stalled();
-        self.pipe.on_ready();
-        drop(self.pipe);
-        let status = self.child.wait_timeout(Duration::from_secs(5)).ok();
-        if let Err(e) = process::check_interrupted() {
-            return e.into();
+        if facts.loopback {
+            return Ok(Outcome::none(step::SKIPPED));
         }
-        let text = self.stderr.text(Duration::from_secs(5));
-        let code = status.and_then(|s| s.code());
-        match e {
-            Step::NotReady(_) if stalled => SshError::Failed(format!(
-                "no answer from the remote command within {} s of starting ssh (a \
-                 slow login, or a shell startup file on the server that waits?)",
-                READY_TIMEOUT.as_secs()
-            )),
-            Step::NotReady(_) => classify(&text, code, dest),
-            Step::Lost(e) => lost(e.to_string(), &text, code, dest),
-            Step::Ended(detail) => lost(detail, &text, code, dest),
-            Step::Bad(msg) => SshError::Failed(msg),
+        if self.proxied {
+            return Ok(Outcome::none(
+                "no raw-TCP ceiling behind a jump host (the target is not reachable directly); \
+                 --ceiling gives one",
+            ));
         }
-    }
-
-    /// Ends the remote loop by closing its input; a session that does not leave in time is
-    /// killed when its guard drops.
-    fn close(mut self) {
-        self.pipe.on_ready();
-        drop(self.pipe);
-        let _ = self.child.wait_timeout(Duration::from_secs(5));
-    }
-}
-
-/// The `ssh` child's stdin and stdout as a data pipe; its CPU from `/proc/PID/stat`.
-struct ChildPipe {
-    out: BufReader<ChildStdout>,
-    stdin: Option<ChildStdin>,
-    pid: u32,
-    shared_quota: bool,
-    /// Kills a login that never reaches READY; disarmed when it does.
-    watchdog: Option<Watchdog>,
-    stalled: bool,
-    /// Carries many transfers (`remote::session_script`).
-    framed: bool,
-    local_server: bool,
-    pin: Option<Pin>,
-    /// The server's session process and its children, once a READY named it (pinned then,
-    /// with `pin`): found once per connection, later children inherit the pin.
-    session: Option<(u32, Vec<u32>)>,
-}
-
-impl DataPipe for ChildPipe {
-    type Error = std::io::Error;
-
-    fn read_line(&mut self) -> std::io::Result<Option<String>> {
-        let mut line = String::new();
-        match self.out.read_line(&mut line) {
-            Ok(0) => Ok(None),
-            Ok(_) => Ok(Some(line.trim_end().to_string())),
-            Err(e) => Err(e),
+        if facts.forwarded {
+            return Ok(Outcome::none(FORWARDED));
         }
+        let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
+        step::remote(
+            opts.ceiling.skipped(),
+            &step::Remote {
+                target: &self.measuring,
+                sshtune: opts
+                    .remote_sshtune
+                    .clone()
+                    .or_else(|| facts.info.get("sshtune")),
+                receivers: facts.info.get("receivers").unwrap_or_default(),
+                local_ip: facts.rtt.map(|(_, ip)| ip),
+                client_cap_pct: cap(cgroup::quota_cores("self")),
+                server_cap_pct: cap(facts.server.cpu_quota_cores),
+            },
+            opts.directions.contains(&Direction::Download),
+        )
     }
 
-    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        match &mut self.stdin {
-            Some(s) => s.write_all(data),
-            None => Err(std::io::ErrorKind::BrokenPipe.into()),
-        }
+    fn window(&self) -> Option<u64> {
+        Some(super::window::OPENSSH_CHANNEL_WINDOW)
     }
 
-    fn close_input(&mut self) -> std::io::Result<()> {
-        drop(self.stdin.take());
-        Ok(())
-    }
-
-    fn drain(&mut self, bytes: u64) -> std::io::Result<u64> {
-        let mut left = bytes;
-        let mut scratch = vec![0u8; 256 * 1024];
-        while left > 0 {
-            if process::interrupted() {
-                return Err(std::io::Error::other("interrupted"));
-            }
-            let want = left.min(scratch.len() as u64) as usize;
-            match self.out.read(&mut scratch[..want])? {
-                0 => break,
-                n => left -= n as u64,
-            }
-        }
-        Ok(bytes - left)
-    }
-
-    fn client_cpu_s(&self) -> Option<f64> {
-        let own = self
-            .shared_quota
-            .then(|| process_cpu_seconds(std::process::id()))
-            .flatten()
-            .unwrap_or(0.0);
-        process_cpu_seconds(self.pid).map(|c| c + own)
-    }
-
-    fn on_ready(&mut self) {
-        if let Some(w) = self.watchdog.take() {
-            self.stalled = w.fired();
-            w.disarm();
-        }
-    }
-
-    fn framed(&self) -> bool {
-        self.framed
-    }
-
-    fn watch(&mut self, server_pid: Option<u32>) -> Option<Watch> {
-        let sshd = server_pid.filter(|&p| self.local_server && placement::is_local_session(p));
-        if let Some(p) = sshd {
-            if self.session.as_ref().map(|s| s.0) != Some(p) {
-                let children = match &self.pin {
-                    Some(pin) => pin.server_session(p),
-                    None => placement::session_children(p),
-                };
-                self.session = Some((p, children));
-            }
-        }
-        Some(Watch::start(Watched {
-            ssh: self.pid,
-            sshd,
-            session: self.session.as_ref().map_or_else(Vec::new, |s| s.1.clone()),
-        }))
-    }
-}
-
-impl ChildPipe {
-    /// Whether the login watchdog killed ssh before READY.
-    fn stalled(&self) -> bool {
-        self.stalled || self.watchdog.as_ref().is_some_and(Watchdog::fired)
-    }
-}
-
-/// A stream that broke mid-transfer: what broke, and ssh's own account when it has one.
-fn lost(detail: String, stderr: &str, code: Option<i32>, dest: &str) -> SshError {
-    match classify(stderr, code, dest) {
-        SshError::Failed(msg) => SshError::Failed(format!("{detail}; {msg}")),
-        other => other,
-    }
-}
-
-/// Kills a child that does not reach the next step in time.
-struct Watchdog {
-    cancel: std::sync::mpsc::Sender<()>,
-    /// Set when the timeout killed ssh, so the error names the stall instead of a bare signal.
-    fired: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Watchdog {
-    fn arm(pid: u32, timeout: Duration) -> Self {
-        let (tx, rx) = std::sync::mpsc::channel::<()>();
-        let fired = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = fired.clone();
-        std::thread::spawn(move || {
-            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = rx.recv_timeout(timeout) {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-            }
-        });
-        Self { cancel: tx, fired }
-    }
-
-    fn fired(&self) -> bool {
-        self.fired.load(std::sync::atomic::Ordering::SeqCst)
-    }
-
-    fn disarm(self) {
-        let _ = self.cancel.send(());
+    fn stream_executors(&self, n: u32) -> Vec<Box<dyn Executor + Send>> {
+        (0..n)
+            .map(|_| Box::new(self.another()) as Box<dyn Executor + Send>)
+            .collect()
     }
 }

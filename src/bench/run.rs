@@ -3,7 +3,7 @@
 //! mode, samples sized by stability and racing, is `adaptive`, which reuses its sizing and
 //! summary.
 
-use super::executor::{Executor, Job, Sample};
+use super::executor::{Executor, Job, Pairs, Sample};
 use super::model::{Direction, ResultRow};
 use super::stats;
 use super::verdict::{self, Evidence};
@@ -22,7 +22,7 @@ const MAX_SIZING_ROUNDS: u32 = 8;
 #[derive(Debug, Clone)]
 pub struct Sampling {
     /// (cipher, MAC) pairs; MAC None for AEAD ciphers.
-    pub pairs: Vec<(String, Option<String>)>,
+    pub pairs: Pairs,
     pub directions: Vec<Direction>,
     pub repeat: u32,
     pub warmup: u32,

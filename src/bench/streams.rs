@@ -174,7 +174,7 @@ fn round(execs: &mut [Box<dyn Executor + Send>], job: &Job) -> Result<Round, Ssh
     process::check_interrupted()?;
     let barrier = Barrier::new(execs.len());
     // Under a CPU quota below a core, this process's feeding shares the client's budget; the
-    // single stream counts it too (`OpenSsh`'s shared quota), here once for all streams.
+    // single stream counts it too (`OpenSshEngine`'s shared quota), here once for all streams.
     let own = crate::cgroup::quota_cores("self")
         .is_some_and(|q| q < 1.0)
         .then(|| sysinfo::process_cpu_seconds(std::process::id()))

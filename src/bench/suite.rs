@@ -4,12 +4,12 @@
 //! first could not learn (the schema has one `server` and one `ceiling`, not one per engine).
 
 use super::adaptive::Adaptive;
-use super::ceiling::step;
-use super::engine_native::NativeEngine;
-use super::engine_openssh::OpenSshEngine;
-use super::executor::{Engine, Facts};
+use super::ceiling::{step, Outcome};
+use super::executor::{Engine, Facts, Pairs};
 use super::model::EngineKind;
 use super::model::{self, BenchReport, ClientInfo, ResultRow, Settings};
+use super::native::NativeEngine;
+use super::openssh::OpenSshEngine;
 use super::options::Options;
 use super::run::{self, Sampling};
 use crate::progress::Progress;
@@ -71,8 +71,9 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         let facts = engine.preflight(opts)?;
         let pairs = engine.default_pairs(&facts, opts)?;
         if ceiling.is_none() {
-            ceiling =
-                measure_ceiling(engine.as_mut(), &facts, opts, lead.is_none(), &mut warnings)?;
+            let found = measure_ceiling(engine.as_mut(), &facts, opts, lead.is_none())?;
+            ceiling = found.ceiling;
+            warnings.extend(found.warnings);
         }
         process::check_interrupted()?;
         // Under a CPU quota too: one long-lived session per cipher reads the steady rate there,
@@ -155,21 +156,23 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
 }
 
 /// The raw-TCP ceiling `engine` measures, if the run has none yet. The first engine says why
-/// it has none; a later one only adds a measurement.
+/// it has none; a later one only adds a measurement, without warnings.
 fn measure_ceiling(
     engine: &mut dyn Engine,
     facts: &Facts,
     opts: &Options,
     first: bool,
-    warnings: &mut Vec<String>,
-) -> Result<Option<model::Ceiling>> {
+) -> Result<Outcome> {
     if first {
-        return engine.ceiling(facts, opts, warnings);
+        return engine.ceiling(facts, opts);
     }
     if opts.ceiling.skipped() {
-        return Ok(None);
+        return Ok(Outcome::default());
     }
-    engine.ceiling(facts, opts, &mut Vec::new())
+    Ok(Outcome {
+        warnings: Vec::new(),
+        ..engine.ceiling(facts, opts)?
+    })
 }
 
 /// The notes rows get once every engine ran: what each end's CPU lacks for the row's cipher,
@@ -206,7 +209,7 @@ fn closing(
 /// One engine's sampling plan: its pairs, the run's options, and what is left of `--max-time`.
 fn sampling(
     opts: &Options,
-    pairs: Vec<(String, Option<String>)>,
+    pairs: Pairs,
     adaptive: bool,
     run_started: std::time::Instant,
 ) -> Sampling {

@@ -2,7 +2,6 @@
 //! outputs.
 
 use crate::cli::StorageArgs;
-use crate::process;
 use crate::progress::{self, Progress};
 use crate::report::render;
 use crate::storage::plan::{Overrides, Preset};
@@ -11,7 +10,6 @@ use anyhow::Result;
 
 pub fn run(args: StorageArgs) -> Result<()> {
     let outputs = args.out.plan()?;
-    process::install_signal_handlers()?;
     let opts = options(&args);
     let progress = progress::Stderr::new(args.quiet).log_status("storage");
     let report = suite::run(&opts, &progress)?;

@@ -46,6 +46,7 @@ pub struct Options {
 }
 
 pub fn run(opts: &Options, progress: &dyn Progress) -> Result<StorageReport> {
+    process::install_signal_handlers()?;
     let quick = opts.preset == Preset::Quick;
     let plan = plan::build(opts.preset, &opts.overrides).map_err(anyhow::Error::msg)?;
     let size = opts.size.unwrap_or(if quick { 256 << 20 } else { 1 << 30 });

@@ -11,16 +11,43 @@ mod job;
 mod methods;
 pub mod rtt;
 pub mod scripts;
+pub mod serve;
 pub mod step;
 
 pub use job::Run;
 pub use methods::{candidates, measure_remote, Receiver, RemoteCeiling, RemoteSetup};
 
+use super::model::Ceiling;
 use super::stats;
 use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
+
+/// What a ceiling step found: the ceiling or none, and the warnings saying why there is none
+/// or what else was tried.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub ceiling: Option<Ceiling>,
+    pub warnings: Vec<String>,
+}
+
+impl Outcome {
+    pub fn found(ceiling: Ceiling) -> Self {
+        Self {
+            ceiling: Some(ceiling),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// No ceiling, and why.
+    pub fn none(why: impl Into<String>) -> Self {
+        Self {
+            ceiling: None,
+            warnings: vec![why.into()],
+        }
+    }
+}
 
 /// Measures TCP throughput over loopback (the path the embedded server uses): three runs of
 /// `per_run`, median in MiB/s, with min and max.

@@ -2,10 +2,10 @@
 //! engine), turned into the report's `ceiling` and the verdict context, with a warning for
 //! whatever could not be measured.
 
-use super::{RemoteCeiling, RemoteSetup, Run};
+use super::{Outcome, RemoteCeiling, RemoteSetup, Run};
 use crate::bench::model::{self, CeilingDirection, Direction};
-use crate::bench::openssh::OpenSsh;
 use crate::bench::{run, stats, verdict};
+use crate::target::{SshLog, SshTarget};
 use anyhow::Result;
 use std::net::IpAddr;
 use std::time::Duration;
@@ -21,7 +21,8 @@ pub const SKIPPED: &str = "raw-TCP ceiling not measured (--no-ceiling): no row c
 
 /// What the server side said about itself that the ceiling needs.
 pub struct Remote<'a> {
-    pub exec: &'a OpenSsh,
+    /// Where the receivers run: the engine's measuring target.
+    pub target: &'a SshTarget,
     /// `sshtune` path (given or found in the remote PATH).
     pub sshtune: Option<String>,
     /// The preflight's `receivers=` list.
@@ -63,21 +64,15 @@ pub fn loopback() -> Result<model::Ceiling> {
     })
 }
 
-/// A remote ceiling, or None with a warning saying why.
-pub fn remote(
-    no_ceiling: bool,
-    r: &Remote,
-    download: bool,
-    warnings: &mut Vec<String>,
-) -> Result<Option<model::Ceiling>> {
+/// A remote ceiling, or none with a warning saying why.
+pub fn remote(no_ceiling: bool, r: &Remote, download: bool) -> Result<Outcome> {
     if no_ceiling {
-        warnings.push(SKIPPED.into());
-        return Ok(None);
+        return Ok(Outcome::none(SKIPPED));
     }
     let local_iperf3 = crate::process::find_program("iperf3").is_some();
     let (cands, skipped) =
         super::candidates(r.sshtune.clone(), &r.receivers, local_iperf3, r.local_ip);
-    let ssh = |cmd: &str| r.exec.command(None, None, cmd);
+    let ssh = |cmd: &str| r.target.ssh_command(None, None, SshLog::Default, cmd);
     let setup = RemoteSetup {
         ssh: &ssh,
         per_run: RUN,
@@ -94,28 +89,28 @@ pub fn remote(
         } else {
             format!("no receiver on the server worked ({})", why.join("; "))
         };
-        warnings.push(format!(
+        return Ok(Outcome::none(format!(
             "raw-TCP ceiling unknown: {tried}; install one there, or pass --ceiling MIB/s, so \
              a network-bound row can be recognised (verdicts fall back to CPU figures and the \
              path inference)"
-        ));
-        return Ok(None);
+        )));
     };
+    let mut out = Outcome::found(to_model(&found, r.client_cap_pct, r.server_cap_pct));
     if !why.is_empty() {
-        warnings.push(format!(
+        out.warnings.push(format!(
             "raw-TCP ceiling via {}; other receivers: {}",
             found.receiver.id(),
             why.join("; ")
         ));
     }
     if download && found.download.is_empty() {
-        warnings.push(format!(
+        out.warnings.push(format!(
             "download rows are judged against the upload ceiling: {} measured client → server \
              only",
             found.receiver.id()
         ));
     }
-    Ok(Some(to_model(&found, r.client_cap_pct, r.server_cap_pct)))
+    Ok(out)
 }
 
 fn direction(d: Direction, runs: &[Run], client_cap: f64, server_cap: f64) -> CeilingDirection {

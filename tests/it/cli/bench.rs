@@ -55,8 +55,7 @@ fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
     let o = output(sshtune().args([
         "bench", "--format", "json", "--size", "16M", "--repeat", "3", "-q",
     ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["schema"], "sshtune.bench/1");
     assert_eq!(v["embedded"], true);
     assert!(v["server"]["banner"].as_str().unwrap().contains("OpenSSH"));
@@ -212,11 +211,7 @@ fn a_cipher_the_server_refuses_is_a_row_not_a_crash() {
 #[test]
 fn unreachable_and_unknown_hosts_fail_in_one_line() {
     let _lock = support::shared();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let o = output(sshtune().args([
         "bench",
         "-F",
@@ -418,8 +413,7 @@ fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
             .args(support::quick_bench("aes128-ctr", "2M"))
             .args(["-q", "--format", "json"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["host"], "benchbox");
     assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
 }
@@ -453,8 +447,7 @@ fn no_ceiling_measures_none_and_says_so() {
         one_upload(&server, "aes128-ctr")
             .args(["--size", "8M", "--repeat", "1", "--format", "json", "-q"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert!(v["ceiling"].is_null(), "{}", v["ceiling"]);
     let warnings = v["warnings"].to_string();
     assert!(warnings.contains("--no-ceiling"), "{warnings}");
@@ -619,8 +612,7 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         "json",
         "-q",
     ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["settings"]["mode"], "adaptive");
     for r in v["results"].as_array().unwrap() {
         assert!(r["error"].is_null(), "{r}");
@@ -754,8 +746,7 @@ fn bench_on_a_terminal(no_color: Option<&str>) -> String {
         cmd.env("NO_COLOR", v);
     }
     let o = output(&mut cmd);
-    assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
+    support::ok(&o)
 }
 
 #[test]

@@ -10,6 +10,15 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 use support::{output, sshtune, stderr, stdout};
 
+/// The names of the ciphers a probe report lists, in its order.
+fn cipher_names(v: &serde_json::Value) -> Vec<&str> {
+    v["ciphers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
 #[test]
 fn probe_reads_openssh_offer_as_json() {
     let _lock = support::shared();
@@ -32,12 +41,7 @@ fn probe_reads_openssh_offer_as_json() {
         .as_str()
         .unwrap()
         .starts_with("SSH-2.0-OpenSSH_"));
-    let names: Vec<&str> = v["ciphers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = cipher_names(&v);
     for c in [
         "aes128-ctr",
         "aes128-gcm@openssh.com",
@@ -61,8 +65,7 @@ fn probe_text_output_grades_every_cipher() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("Ciphers aes128-ctr,3des-cbc\n").unwrap();
     let o = output(sshtune().args(["probe", "127.0.0.1", "-p", &server.port.to_string()]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let text = stdout(&o);
+    let text = support::ok(&o);
     assert!(text.contains("OpenSSH"), "{text}");
     let line = |name: &str| {
         text.lines()
@@ -120,11 +123,7 @@ fn fail_on_exits_3_naming_the_offending_algorithms_after_the_report() {
 #[test]
 fn a_probe_that_cannot_run_is_an_error_not_a_policy_failure() {
     let _lock = support::shared();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let o = output(sshtune().args([
         "probe",
         "127.0.0.1",
@@ -151,11 +150,7 @@ fn probe_reads_dropbear() {
         .status()
         .expect("dropbearkey is installed (scripts/setup installs dropbear-bin)");
     assert!(ok.success());
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     let mut child = Command::new("dropbear")
         .args(["-F", "-E", "-s", "-p", &format!("127.0.0.1:{port}"), "-r"])
         .arg(&key)
@@ -180,12 +175,7 @@ fn probe_reads_dropbear() {
         v["software"].as_str().unwrap().starts_with("dropbear"),
         "{v}"
     );
-    let names: Vec<&str> = v["ciphers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = cipher_names(&v);
     assert!(names.contains(&"aes128-ctr"), "{names:?}");
 }
 
@@ -257,11 +247,7 @@ fn probe_rejects_oversized_packet_lengths() {
 #[test]
 fn probe_reports_refused_connections_and_unknown_hosts() {
     let _lock = support::shared();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = support::free_port();
     probe_fails(port, "Connection refused");
     let o = output(sshtune().args(["probe", "no-such-host.invalid", "--timeout", "2"]));
     assert!(!o.status.success());
@@ -279,8 +265,7 @@ fn a_saved_probe_is_rendered_again_in_every_format_and_not_compared() {
             .args(["probe", "127.0.0.1", "-p", &server.port.to_string()])
             .args(["--output".as_ref(), saved.as_os_str()]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let live = stdout(&o);
+    let live = support::ok(&o);
     assert!(live.contains("chacha20-poly1305@openssh.com"), "{live}");
     let report = |format: &str| {
         let o = output(

@@ -3,29 +3,32 @@
 
 use crate::support;
 use serde_json::Value;
-use support::{output, sshtune};
+use std::process::Command;
+use support::{ok, output, sshtune};
+
+/// `sshtune speed` timing samples of `min_time` CPU seconds, with `args`.
+fn speed(min_time: &str, args: &[&str]) -> Command {
+    let mut c = sshtune();
+    c.args(["speed", "--min-time", min_time]).args(args);
+    c
+}
 
 #[test]
 fn json_report_has_one_row_per_subject_and_backend() {
     let _lock = support::shared();
-    let out = output(sshtune().args([
-        "speed",
-        "--min-time",
+    let out = ok(&output(&mut speed(
         "0.05",
-        "--format",
-        "json",
-        "--ciphers",
-        "aes128-ctr,chacha20-poly1305@openssh.com",
-        "--macs",
-        "hmac-sha2-256",
-        "--quiet",
-    ]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+        &[
+            "--format",
+            "json",
+            "--ciphers",
+            "aes128-ctr,chacha20-poly1305@openssh.com",
+            "--macs",
+            "hmac-sha2-256",
+            "--quiet",
+        ],
+    )));
+    let v: Value = serde_json::from_str(&out).expect("stdout is JSON");
     assert_eq!(v["schema"], "sshtune.speed/1");
     assert_eq!(v["settings"]["packet_bytes"], 32768);
     assert_eq!(v["settings"]["samples"], 3);
@@ -90,28 +93,23 @@ fn csv_to_a_file_with_one_backend() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("speed.csv");
-    let out = output(sshtune().args([
-        "speed",
-        "--min-time",
+    ok(&output(&mut speed(
         "0.02",
-        "--rows",
-        "cipher",
-        "--ciphers",
-        "arcfour256",
-        "--crypto",
-        "rust",
-        "--no-reference",
-        "--format",
-        "csv",
-        "--output",
-        path.to_str().unwrap(),
-        "-q",
-    ]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        &[
+            "--rows",
+            "cipher",
+            "--ciphers",
+            "arcfour256",
+            "--crypto",
+            "rust",
+            "--no-reference",
+            "--format",
+            "csv",
+            "--output",
+            path.to_str().unwrap(),
+            "-q",
+        ],
+    )));
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("kind,cipher,mac,grade,backend"));
@@ -135,28 +133,21 @@ fn without_openssl_the_report_says_so() {
     let _lock = support::shared();
     // An empty PATH hides the openssl command; the measurement itself needs nothing from it.
     let empty = tempfile::tempdir().unwrap();
-    let out = sshtune()
-        .args([
-            "speed",
-            "--min-time",
+    let text = ok(&output(
+        speed(
             "0.02",
-            "--rows",
-            "cipher",
-            "--ciphers",
-            "aes128-ctr",
-            "--crypto",
-            "openssl",
-            "-q",
-        ])
-        .env("PATH", empty.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
+            &[
+                "--rows",
+                "cipher",
+                "--ciphers",
+                "aes128-ctr",
+                "--crypto",
+                "openssl",
+                "-q",
+            ],
+        )
+        .env("PATH", empty.path()),
+    ));
     assert!(text.contains("openssl is not installed"), "{text}");
     assert!(text.contains("aes128-ctr"), "{text}");
 }
@@ -164,25 +155,20 @@ fn without_openssl_the_report_says_so() {
 #[test]
 fn markdown_rows_for_a_mac() {
     let _lock = support::shared();
-    let out = output(sshtune().args([
-        "speed",
-        "--min-time",
+    let out = ok(&output(&mut speed(
         "0.02",
-        "--rows",
-        "mac",
-        "--macs",
-        "umac-64@openssh.com",
-        "--no-reference",
-        "--format",
-        "markdown",
-        "-q",
-    ]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = support::squeeze(&String::from_utf8_lossy(&out.stdout));
+        &[
+            "--rows",
+            "mac",
+            "--macs",
+            "umac-64@openssh.com",
+            "--no-reference",
+            "--format",
+            "markdown",
+            "-q",
+        ],
+    )));
+    let text = support::squeeze(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("| kind | algorithm |"), "{text}");
     let rows: Vec<&&str> = lines.iter().filter(|l| l.starts_with("| mac |")).collect();

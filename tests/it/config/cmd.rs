@@ -24,6 +24,11 @@ fn config(args: &[&str]) -> Output {
     output(sshtune().arg("config").args(args))
 }
 
+/// `sshtune config --from REPORT ARGS...`: the config a saved bench report gives.
+fn config_from(report: &str, args: &[&str]) -> Output {
+    config(&[&["--from", report], args].concat())
+}
+
 /// The value of the Ciphers line in an emitted drop-in, read back with our parser.
 fn ciphers_of(dropin: &str) -> Vec<String> {
     let set = ConfigSet::from_text(
@@ -94,14 +99,10 @@ fn every_policy_passes_the_real_sshd_t() {
     let accepted = sshd_config::catalog::accepted_ciphers(ciphers::OpenSshVersion::new(9, 2));
     for fx in ["bench-openssh-9.2.json", "bench-legacy-ciphers.json"] {
         for policy in ["secure", "compatible", "legacy"] {
-            let o = config(&[
-                "--from",
+            let o = config_from(
                 fixture(&format!("config/{fx}")).to_str().unwrap(),
-                "--policy",
-                policy,
-                "--server",
-                "--check",
-            ]);
+                &["--policy", policy, "--server", "--check"],
+            );
             let dropin = ok(&o);
             let err = stderr(&o);
             assert!(err.contains("check: PASS"), "{fx} {policy}: {err}");
@@ -159,14 +160,10 @@ fn order_follows_the_chosen_direction() {
         ("download", "aes128-cbc"),
         ("both", "aes128-gcm@openssh.com"),
     ] {
-        let out = ok(&config(&[
-            "--from",
+        let out = ok(&config_from(
             fx,
-            "--policy",
-            "compatible",
-            "--direction",
-            dir,
-        ]));
+            &["--policy", "compatible", "--direction", dir],
+        ));
         let server = out.split("# =====").nth(1).unwrap();
         assert_eq!(ciphers_of(server)[0], first, "{dir}");
         assert!(
@@ -177,13 +174,7 @@ fn order_follows_the_chosen_direction() {
         assert!(out.contains(&format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no -l bench' SRC/ server.example:DEST/")), "{out}");
     }
     // Upload order, fastest first, as measured in the fixture.
-    let dropin = ok(&config(&[
-        "--from",
-        fx,
-        "--direction",
-        "upload",
-        "--server",
-    ]));
+    let dropin = ok(&config_from(fx, &["--direction", "upload", "--server"]));
     assert_eq!(
         ciphers_of(&dropin),
         [
@@ -207,22 +198,20 @@ fn order_follows_the_chosen_direction() {
 #[test]
 fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
     let _lock = support::shared();
-    let weak = ok(&config(&[
-        "--from",
+    let weak = ok(&config_from(
         fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
-        "--server",
-    ]));
+        &["--server"],
+    ));
     assert!(
         weak.contains("# chacha20-poly1305@openssh.com: Terrapin (CVE-2023-48795)"),
         "{weak}"
     );
-    let strict = ok(&config(&[
-        "--from",
+    let strict = ok(&config_from(
         fixture("config/bench-openssh-9.6-strict.json")
             .to_str()
             .unwrap(),
-        "--server",
-    ]));
+        &["--server"],
+    ));
     assert!(!strict.contains("CVE-2023-48795"), "{strict}");
     assert!(ciphers_of(&strict).contains(&"chacha20-poly1305@openssh.com".to_string()));
 }
@@ -232,7 +221,7 @@ fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     let _lock = support::shared();
     let fx = fixture("config/bench-openssh-7.4.json");
     let fx = fx.to_str().unwrap();
-    let dropin = ok(&config(&["--from", fx, "--policy", "legacy", "--server"]));
+    let dropin = ok(&config_from(fx, &["--policy", "legacy", "--server"]));
     let names = ciphers_of(&dropin);
     assert!(
         names.contains(&"arcfour".to_string()) && names.contains(&"blowfish-cbc".to_string()),
@@ -242,7 +231,7 @@ fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     assert!(dropin.contains("# arcfour: RISK: graded broken"));
     // The real sshd here is 9.2, not the 7.4 target: --check must say so, in sshd's words,
     // as a policy failure (status 3), on one line, and print no drop-in.
-    let o = config(&["--from", fx, "--policy", "legacy", "--server", "--check"]);
+    let o = config_from(fx, &["--policy", "legacy", "--server", "--check"]);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(
@@ -256,15 +245,16 @@ fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     );
     assert_eq!(stdout(&o), "", "a rejected drop-in is not printed");
     // The same results for a 9.2 target drop them.
-    let dropin = ok(&config(&[
-        "--from",
+    let dropin = ok(&config_from(
         fx,
-        "--policy",
-        "legacy",
-        "--server",
-        "--openssh-version",
-        "9.2p1",
-    ]));
+        &[
+            "--policy",
+            "legacy",
+            "--server",
+            "--openssh-version",
+            "9.2p1",
+        ],
+    ));
     assert!(!ciphers_of(&dropin).iter().any(|n| n.starts_with("arcfour")));
 }
 
@@ -296,7 +286,7 @@ fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&fx).unwrap()).unwrap();
     let want = openssh_order(&report);
-    let o = config(&["--from", fx.to_str().unwrap(), "--server"]);
+    let o = config_from(fx.to_str().unwrap(), &["--server"]);
     let dropin = ok(&o);
     assert_eq!(ciphers_of(&dropin), want, "{dropin}");
     assert!(
@@ -319,7 +309,7 @@ fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
         );
     }
     // The client block prefers the OpenSSH pair's fastest.
-    let client = ok(&config(&["--from", fx.to_str().unwrap(), "--client"]));
+    let client = ok(&config_from(fx.to_str().unwrap(), &["--client"]));
     assert!(
         client.contains(&format!("    Ciphers ^{}\n", want[0])),
         "{client}"
@@ -344,7 +334,7 @@ fn from_dash_reads_the_report_on_stdin() {
         child.wait_with_output().unwrap()
     };
     let piped = ok(&run(&std::fs::read(&fx).unwrap()));
-    let named = ok(&config(&["--from", fx.to_str().unwrap(), "--server"]));
+    let named = ok(&config_from(fx.to_str().unwrap(), &["--server"]));
     assert_eq!(ciphers_of(&piped), ciphers_of(&named));
     // The same report gives the same output, byte for byte (no clock time in the header).
     assert_eq!(piped, named);
@@ -378,12 +368,10 @@ fn the_bench_ssh_arguments_reach_the_rsync_line_and_host_block() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bench.json");
     std::fs::write(&path, report.to_string()).unwrap();
-    let out = ok(&config(&[
-        "--from",
+    let out = ok(&config_from(
         path.to_str().unwrap(),
-        "--direction",
-        "upload",
-    ]));
+        &["--direction", "upload"],
+    ));
     assert!(
         out.contains(
             "-o Compression=no -p 2222 -l admin -i ~/.ssh/nas_ed25519 -o ProxyJump=gw' SRC/ nas:DEST/"
@@ -429,12 +417,10 @@ fn bad_input_gives_one_clear_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
     }
     // Argument errors come from clap, with its usual hint line.
-    let o = config(&[
-        "--from",
+    let o = config_from(
         fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
-        "--openssh-version",
-        "x",
-    ]);
+        &["--openssh-version", "x"],
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not an OpenSSH version"));
 }
@@ -464,22 +450,20 @@ fn several_runs_of_one_host_are_pooled() {
     let b = dir.path().join("b.json");
     std::fs::write(&b, serde_json::to_string(&report).unwrap()).unwrap();
     let args = |second: &Path| {
-        config(&[
-            "--from",
+        config_from(
             fx.to_str().unwrap(),
-            second.to_str().unwrap(),
-            "--direction",
-            "upload",
-            "--server",
-        ])
+            &[
+                second.to_str().unwrap(),
+                "--direction",
+                "upload",
+                "--server",
+            ],
+        )
     };
-    let alone = ok(&config(&[
-        "--from",
+    let alone = ok(&config_from(
         fx.to_str().unwrap(),
-        "--direction",
-        "upload",
-        "--server",
-    ]));
+        &["--direction", "upload", "--server"],
+    ));
     assert!(alone.contains("n=3)"), "{alone}");
     let o = args(&b);
     let dropin = ok(&o);
@@ -519,17 +503,18 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
     let main = s.main_config("");
     let dropin = s.p("sshd_config.d/50-sshtune.conf");
     std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
-    let o = config(&[
-        "--from",
+    let o = config_from(
         fixture("config/bench-legacy-ciphers.json")
             .to_str()
             .unwrap(),
-        "--apply",
-        dropin.to_str().unwrap(),
-        "--sshd-config",
-        main.to_str().unwrap(),
-        "--quiet",
-    ]);
+        &[
+            "--apply",
+            dropin.to_str().unwrap(),
+            "--sshd-config",
+            main.to_str().unwrap(),
+            "--quiet",
+        ],
+    );
     ok(&o);
     let err = stderr(&o);
     assert!(
@@ -615,14 +600,15 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     let main = s.main_config("");
     let stray = s.p("stray.conf");
     let fx = fixture("config/bench-openssh-9.2.json");
-    let o = config(&[
-        "--from",
+    let o = config_from(
         fx.to_str().unwrap(),
-        "--apply",
-        stray.to_str().unwrap(),
-        "--sshd-config",
-        main.to_str().unwrap(),
-    ]);
+        &[
+            "--apply",
+            stray.to_str().unwrap(),
+            "--sshd-config",
+            main.to_str().unwrap(),
+        ],
+    );
     assert!(!o.status.success());
     assert!(stderr(&o).contains("does not Include"), "{}", stderr(&o));
     assert!(!stray.exists());
@@ -634,14 +620,15 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     )
     .unwrap();
     let dropin = s.p("sshd_config.d/50-sshtune.conf");
-    let o = config(&[
-        "--from",
+    let o = config_from(
         fx.to_str().unwrap(),
-        "--apply",
-        dropin.to_str().unwrap(),
-        "--sshd-config",
-        broken.to_str().unwrap(),
-    ]);
+        &[
+            "--apply",
+            dropin.to_str().unwrap(),
+            "--sshd-config",
+            broken.to_str().unwrap(),
+        ],
+    );
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("already rejected by sshd"),
@@ -657,14 +644,15 @@ fn apply_explains_when_an_earlier_line_decides_ciphers() {
     let s = Scratch::new();
     let main = s.main_config("Ciphers aes256-ctr\n");
     let dropin = s.p("sshd_config.d/50-sshtune.conf");
-    let o = config(&[
-        "--from",
+    let o = config_from(
         fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
-        "--apply",
-        dropin.to_str().unwrap(),
-        "--sshd-config",
-        main.to_str().unwrap(),
-    ]);
+        &[
+            "--apply",
+            dropin.to_str().unwrap(),
+            "--sshd-config",
+            main.to_str().unwrap(),
+        ],
+    );
     ok(&o);
     let err = stderr(&o);
     assert!(
@@ -721,8 +709,8 @@ fn format_json_is_one_object_with_the_line_the_reasons_and_the_outputs() {
     let _lock = support::shared();
     let fx = fixture("config/bench-openssh-9.2.json");
     let fx = fx.to_str().unwrap();
-    let text = ok(&config(&["--from", fx, "--direction", "upload"]));
-    let o = config(&["--from", fx, "--direction", "upload", "--format", "json"]);
+    let text = ok(&config_from(fx, &["--direction", "upload"]));
+    let o = config_from(fx, &["--direction", "upload", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();
     assert_eq!(v["schema"], "sshtune.config/1");
     let line: Vec<&str> = v["ciphers"]
@@ -743,10 +731,7 @@ fn format_json_is_one_object_with_the_line_the_reasons_and_the_outputs() {
         );
     }
     // --json is the same, and a format config has no form for is refused by clap.
-    let alias = config(&["--from", fx, "--direction", "upload", "--json"]);
+    let alias = config_from(fx, &["--direction", "upload", "--json"]);
     assert_eq!(ok(&alias), ok(&o));
-    assert_eq!(
-        config(&["--from", fx, "--format", "csv"]).status.code(),
-        Some(2)
-    );
+    assert_eq!(config_from(fx, &["--format", "csv"]).status.code(), Some(2));
 }

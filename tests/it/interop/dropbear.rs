@@ -6,9 +6,8 @@
 use crate::support;
 
 use sshtune::remote;
-use sshtune::transport::client::{connect, ClientConfig, Exec};
+use sshtune::transport::client::{connect, Exec};
 use sshtune::transport::hostkey::Ed25519Key;
-use sshtune::transport::kex::Preferences;
 use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
@@ -55,14 +54,6 @@ impl Drop for Dropbear {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn wait_port(port: u16) {
     let end = Instant::now() + Duration::from_secs(10);
     while Instant::now() < end {
@@ -95,7 +86,7 @@ fn native_client_to_dropbear() {
         .lines()
         .find(|l| l.starts_with("ssh-ed25519 "))
         .expect("dropbearkey prints the public key");
-    let port = free_port();
+    let port = support::free_port();
     let _server = Dropbear(
         in_private_home(
             home.path(),
@@ -119,28 +110,12 @@ fn native_client_to_dropbear() {
     wait_port(port);
     let known = home.path().join("known_hosts_native");
     std::fs::write(&known, format!("[127.0.0.1]:{port} {host_pub}\n")).unwrap();
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
     for (cipher, mac) in [
         ("chacha20-poly1305@openssh.com", None),
         ("aes128-ctr", Some("hmac-sha1")),
         ("aes256-ctr", Some("hmac-sha2-256")),
     ] {
-        let cfg = ClientConfig {
-            user: user.clone(),
-            key: key.clone(),
-            known_hosts: known.clone(),
-            prefs: Preferences {
-                ciphers: vec![cipher.into()],
-                macs: mac.into_iter().map(String::from).collect(),
-            },
-            opts: Default::default(),
-            window: 8 << 20,
-            packet_size: 32768,
-            connect_timeout: Duration::from_secs(10),
-        };
+        let cfg = support::native::one_cipher_client(key.clone(), known.clone(), cipher, mac);
         let t = connect("127.0.0.1", port, &cfg).unwrap();
         let mut e = Exec::start(t, &remote::upload_script(), cfg.window, cfg.packet_size).unwrap();
         let ready = e.read_line().unwrap().unwrap();

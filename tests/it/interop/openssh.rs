@@ -5,28 +5,16 @@ use sshtune::embedded::EmbeddedSshd;
 use sshtune::remote;
 use sshtune::transport::client::{connect, ClientConfig, Exec};
 use sshtune::transport::hostkey::Ed25519Key;
-use sshtune::transport::kex::Preferences;
 use std::sync::Arc;
 use std::time::Duration;
 
 fn client_for(sshd: &EmbeddedSshd, cipher: &str, mac: Option<&str>) -> ClientConfig {
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
-    ClientConfig {
-        user,
-        key: Arc::new(Ed25519Key::load(&sshd.dir().join("client_ed25519")).unwrap()),
-        known_hosts: sshd.dir().join("known_hosts"),
-        prefs: Preferences {
-            ciphers: vec![cipher.into()],
-            macs: mac.into_iter().map(String::from).collect(),
-        },
-        opts: Default::default(),
-        window: 8 << 20,
-        packet_size: 32768,
-        connect_timeout: Duration::from_secs(10),
-    }
+    support::native::one_cipher_client(
+        Arc::new(Ed25519Key::load(&sshd.dir().join("client_ed25519")).unwrap()),
+        sshd.dir().join("known_hosts"),
+        cipher,
+        mac,
+    )
 }
 
 fn openssh_ciphers() -> Vec<String> {
@@ -254,12 +242,7 @@ fn native_client_diffie_hellman_group14_and_rsa_host_keys() {
     let _lock = support::shared();
     let keydir = tempfile::tempdir().unwrap();
     let rsa = keydir.path().join("host_rsa");
-    let st = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "rsa", "-b", "2048", "-N", "", "-f"])
-        .arg(&rsa)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    support::keygen_with(&rsa, &["-t", "rsa", "-b", "2048"]);
     let sshd = EmbeddedSshd::start(&format!(
         "HostKey {}\nKexAlgorithms +diffie-hellman-group14-sha1\n",
         rsa.display()
@@ -300,12 +283,7 @@ fn rsa_user_key_from_file_and_keys_from_ssh_agent() {
     let sshd = EmbeddedSshd::start("").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let rsa = dir.path().join("id_rsa");
-    let st = std::process::Command::new("ssh-keygen")
-        .args(["-q", "-t", "rsa", "-b", "3072", "-N", "", "-f"])
-        .arg(&rsa)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    support::keygen_with(&rsa, &["-t", "rsa", "-b", "3072"]);
     let mut ak = std::fs::read_to_string(sshd.dir().join("authorized_keys")).unwrap();
     ak.push_str(&std::fs::read_to_string(rsa.with_extension("pub")).unwrap());
     std::fs::write(sshd.dir().join("authorized_keys"), ak).unwrap();

@@ -2,7 +2,7 @@
 
 use crate::support;
 
-use support::{output, sshtune, stderr, stdout};
+use support::{output, sshtune, stderr};
 
 #[test]
 fn native_engine_embedded_rows_include_legacy() {
@@ -23,8 +23,7 @@ fn native_engine_embedded_rows_include_legacy() {
         "json",
         "--quiet",
     ]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 8);
     for r in rows {
@@ -80,8 +79,7 @@ fn both_engines_side_by_side() {
             .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
             .args(["--format", "json", "--quiet"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     let engines: Vec<&str> = v["results"]
         .as_array()
         .unwrap()
@@ -101,8 +99,7 @@ fn packet_size_and_window_are_options_recorded_in_the_json() {
             .args(["--packet-size", "16K", "--window", "1M"])
             .args(["--format", "json", "--quiet"]),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["settings"]["native_packet_bytes"], 16384);
     assert_eq!(v["settings"]["native_window_bytes"], 1 << 20);
     assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
@@ -189,7 +186,7 @@ fn native_client_offers_only_what_the_run_asks_for() {
     let _lock = support::shared();
     use sshtune::bench::executor::{Executor, Job};
     use sshtune::bench::model::Direction;
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let (port, rx) = kexinit_recorder();
     let dir = tempfile::tempdir().unwrap();
     let key = support::keygen(&dir.path().join("id"));
@@ -232,7 +229,7 @@ fn native_client_offers_only_what_the_run_asks_for() {
         packet_size: 32768,
         connect_timeout: std::time::Duration::from_secs(10),
     };
-    let mut n = Native::new("127.0.0.1".into(), port, cfg, Peer::Shell);
+    let mut n = NativeEngine::new("127.0.0.1".into(), port, cfg, Peer::Shell);
     for (cipher, mac) in [
         ("aes128-ctr", Some("hmac-sha2-256")),
         ("arcfour256", Some("hmac-md5")),
@@ -263,10 +260,10 @@ fn native_engine_runs_a_pairs_transfers_on_one_connection() {
     let _lock = support::shared();
     use sshtune::bench::executor::{Executor, Job};
     use sshtune::bench::model::Direction;
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let s = support::native::start_serve(&["--idle-timeout", "1"]);
     let cfg = s.client_cfg(sshtune::transport::kex::Preferences::recommended());
-    let mut n = Native::new("127.0.0.1".into(), s.port, cfg, Peer::Sshtune);
+    let mut n = NativeEngine::new("127.0.0.1".into(), s.port, cfg, Peer::Sshtune);
     let job = |cipher, direction| Job {
         cipher,
         mac: None,

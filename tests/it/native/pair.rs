@@ -2,7 +2,7 @@
 
 use crate::support;
 use sshtune::serve::in_process::InProcessServer;
-use sshtune::transport::client::{connect, Exec};
+use sshtune::transport::client::{connect, ClientConfig, Exec};
 use sshtune::transport::conn::Options;
 use sshtune::transport::kex::Preferences;
 
@@ -22,13 +22,7 @@ fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) -> u32 {
     cfg.opts = opts;
     let port = server.addr.port();
 
-    let t = connect("127.0.0.1", port, &cfg).unwrap();
-    let mut e = Exec::start(t, "sink", cfg.window, cfg.packet_size).unwrap();
-    assert!(e
-        .read_line()
-        .unwrap()
-        .unwrap()
-        .starts_with("SSHTUNE-READY "));
+    let mut e = started(port, &cfg, "sink");
     let data = vec![0x5au8; 3 << 20];
     e.write_all(&data).unwrap();
     e.write_all(&data[..12345]).unwrap();
@@ -42,13 +36,7 @@ fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) -> u32 {
     assert_eq!(status, Some(0));
     let mut rekeys = t.rekeys;
 
-    let t = connect("127.0.0.1", port, &cfg).unwrap();
-    let mut e = Exec::start(t, "source 5000001", cfg.window, cfg.packet_size).unwrap();
-    assert!(e
-        .read_line()
-        .unwrap()
-        .unwrap()
-        .starts_with("SSHTUNE-READY "));
+    let mut e = started(port, &cfg, "source 5000001");
     e.drain(5_000_001).unwrap();
     let done = e.read_line().unwrap().unwrap();
     assert!(done.starts_with("SSHTUNE-DONE rc=0"), "{done}");
@@ -58,6 +46,17 @@ fn upload_download(cipher: &str, mac: Option<&str>, opts: Options) -> u32 {
     rekeys
 }
 
+/// `command` started on our server at `port` over a fresh login, past its READY line.
+fn started(port: u16, cfg: &ClientConfig, command: &str) -> Exec {
+    let t = connect("127.0.0.1", port, cfg).unwrap();
+    let mut e = Exec::start(t, command, cfg.window, cfg.packet_size).unwrap();
+    assert!(e
+        .read_line()
+        .unwrap()
+        .unwrap()
+        .starts_with("SSHTUNE-READY "));
+    e
+}
 #[test]
 fn none_cipher_moves_bytes_both_ways() {
     let _lock = support::shared();
@@ -138,9 +137,9 @@ fn diffie_hellman_group14_native_to_native() {
 #[test]
 fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
     let _lock = support::shared();
-    use sshtune::bench::native::{Native, Peer};
+    use sshtune::bench::native::{NativeEngine, Peer};
     let server = InProcessServer::start(Preferences::modern(), Options::default()).unwrap();
-    let n = Native::new(
+    let n = NativeEngine::new(
         "127.0.0.1".into(),
         server.addr.port(),
         server.client.clone(),
@@ -158,12 +157,7 @@ fn tcp_ceiling_through_a_token_guarded_one_shot_port() {
     let t = connect("127.0.0.1", server.addr.port(), &server.client).unwrap();
     let mut e = Exec::start(t, "tcp-ceiling 1M", 1 << 20, 32768).unwrap();
     let line = e.read_line().unwrap().unwrap();
-    let field = |name: &str| {
-        line.split_whitespace()
-            .find_map(|t| t.strip_prefix(name))
-            .unwrap()
-            .to_string()
-    };
+    let field = |name: &str| support::native::field(&line, name);
     let (port, token): (u16, String) = (field("port=").parse().unwrap(), field("token="));
     use std::io::{Read, Write};
     let data = || std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();

@@ -50,10 +50,7 @@ fn sha256_hex(data: &[u8]) -> String {
 fn threads_2_upload_to_openssh_arrives_intact() {
     let _lock = support::shared();
     let sshd = EmbeddedSshd::start("").unwrap();
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
+    let user = support::user_name();
     // Odd sizes cross the helper's chunks and packet boundaries.
     let data = random((5 << 20) + 777);
     for (cipher, mac) in CASES {

@@ -128,6 +128,13 @@ fn count(dom: &str, attr: &str) -> usize {
     dom.matches(&format!(" {attr}=\"")).count()
 }
 
+/// How many of a report's rows have a median: one bar each on the page.
+fn measured(rows: &[serde_json::Value]) -> usize {
+    rows.iter()
+        .filter(|r| r["median_mib_s"].is_number())
+        .count()
+}
+
 #[test]
 fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
     let _lock = support::shared();
@@ -135,10 +142,7 @@ fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
         return;
     };
     let rows = v["results"].as_array().unwrap();
-    let measured = rows
-        .iter()
-        .filter(|r| r["median_mib_s"].is_number())
-        .count();
+    let measured = measured(rows);
     assert!(measured > 0);
     assert_eq!(
         count(&r.dom, "data-row"),
@@ -163,10 +167,7 @@ fn speed_page_has_a_bar_per_row_and_the_openssl_reference_beside_it() {
         return;
     };
     let rows = v["rows"].as_array().unwrap();
-    let measured = rows
-        .iter()
-        .filter(|r| r["median_mib_s"].is_number())
-        .count();
+    let measured = measured(rows);
     let referenced = rows.iter().filter(|r| r["reference"].is_object()).count();
     assert_eq!(count(&r.dom, "data-row"), measured);
     assert_eq!(count(&r.dom, "data-ref"), referenced);
@@ -197,10 +198,7 @@ fn pipeline_page_has_a_bar_and_a_cpu_stack_per_row() {
         return;
     };
     let rows = v["rows"].as_array().unwrap();
-    let measured = rows
-        .iter()
-        .filter(|r| r["median_mib_s"].is_number())
-        .count();
+    let measured = measured(rows);
     assert_eq!(count(&r.dom, "data-row"), measured);
     assert_eq!(count(&r.dom, "data-cpu"), measured);
     // The stage ceilings as lines.

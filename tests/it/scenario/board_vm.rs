@@ -60,14 +60,6 @@ i=0; while [ ! -e $W/done ] && [ $i -lt 1500 ]; do sleep 1; i=$((i+1)); done
     )
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 struct Board {
     child: Child,
     dir: tempfile::TempDir,
@@ -122,8 +114,8 @@ impl Board {
         ];
         std::fs::write(w.join("cfg"), cfg.join("\n") + "\n").unwrap();
         std::fs::write(w.join("run.sh"), script(w)).unwrap();
-        let port = free_port();
-        let serve_port = std::iter::repeat_with(free_port)
+        let port = support::free_port();
+        let serve_port = std::iter::repeat_with(support::free_port)
             .find(|p| *p != port)
             .unwrap();
         let started = Instant::now();

@@ -134,12 +134,7 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
         .args(["--format", "json"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let table: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let table = support::ok_json(&out);
     assert_eq!(table["schema"], "sshtune.fleet/1", "{table}");
     let rows = table["hosts"].as_array().unwrap();
     assert_eq!(rows.len(), hosts.len() + 1, "{table}");

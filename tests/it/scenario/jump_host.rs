@@ -14,10 +14,7 @@ use support::{ok, output};
 
 /// `Host jump` and `Host target` entries, each with its own sshd's key and known_hosts.
 fn ssh_config(jump: &EmbeddedSshd, jump_ip: &str, target: &EmbeddedSshd) -> String {
-    let user = nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name;
+    let user = support::user_name();
     let entry = |name: &str, host: &str, s: &EmbeddedSshd| {
         format!(
             "Host {name}\n  HostName {host}\n  Port {}\n  User {user}\n  IdentityFile {}\n  \

@@ -16,16 +16,7 @@ use std::time::{Duration, Instant};
 use support::native::{start_serve_listing, Serve};
 
 fn keygen(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let path = dir.join(name);
-    let st = Command::new("ssh-keygen")
-        .args(["-q", "-N", "", "-C", name])
-        .args(args)
-        .arg("-f")
-        .arg(&path)
-        .status()
-        .expect("ssh-keygen runs");
-    assert!(st.success(), "ssh-keygen {args:?}");
-    path
+    support::keygen_with(&dir.join(name), &[&["-C", name], args].concat())
 }
 
 fn public(key: &Path) -> String {
@@ -33,13 +24,6 @@ fn public(key: &Path) -> String {
         .unwrap()
         .trim()
         .to_string()
-}
-
-fn me() -> String {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .unwrap()
-        .unwrap()
-        .name
 }
 
 /// Whether the real `ssh` gets a session (any exit status but ssh's own 255 "denied").
@@ -83,72 +67,67 @@ fn authorized_keys_same_verdicts_as_sshd() {
         cases.push(Case {
             what,
             key,
-            user: me(),
+            user: support::user_name(),
             client: &[],
             expect,
         });
     };
-    let k = ed("plain");
-    add("plain key", public(&k), k, (true, true));
-    let k = ed("commented");
-    add(
-        "commented out",
-        format!("# {}", public(&k)),
-        k,
-        (false, false),
-    );
-    let k = ed("from_other");
-    add(
-        "from other host",
-        format!("from=\"10.9.9.9\" {}", public(&k)),
-        k,
-        (false, false),
-    );
-    let k = ed("from_lo");
-    add(
-        "from 127.0.0.1",
-        format!("from=\"127.0.0.1\" {}", public(&k)),
-        k,
-        (true, true),
-    );
-    let k = ed("from_neg");
-    let line = format!("from=\"!127.0.0.1,*\" {}", public(&k));
-    add("from !127.0.0.1,*", line, k, (false, false));
-    let k = ed("from_cidr");
-    let line = format!("from=\"127.0.0.0/8\" {}", public(&k));
-    add("from 127.0.0.0/8", line, k, (true, true));
-    let k = ed("expired");
-    let line = format!("expiry-time=\"20200101\" {}", public(&k));
-    add("expired", line, k, (false, false));
-    let k = ed("future");
-    let line = format!("expiry-time=\"20991231\" {}", public(&k));
-    add("expires in 2099", line, k, (true, true));
-    let k = ed("restrict");
-    add(
-        "restrict",
-        format!("restrict {}", public(&k)),
-        k,
-        (true, true),
-    );
-    // The one deliberate difference: sshd runs /bin/false, serve runs only built-ins and
-    // refuses the key rather than ignore the restriction.
-    let k = ed("false");
-    let line = format!("command=\"/bin/false\" {}", public(&k));
-    add("command=/bin/false", line, k, (true, false));
-    let k = ed("sink");
-    add(
-        "command=sink",
-        format!("command=\"sink\" {}", public(&k)),
-        k,
-        (true, true),
-    );
-    let k = ed("ca");
-    add(
-        "cert-authority",
-        format!("cert-authority {}", public(&k)),
-        k,
-        (false, false),
-    );
+    // Ed25519 keys behind each option: what the case is, the key's file name, what stands
+    // before the key on its line, and the verdicts expected of sshd and of serve.
+    for (what, name, options, expect) in [
+        ("plain key", "plain", "", (true, true)),
+        ("commented out", "commented", "# ", (false, false)),
+        (
+            "from other host",
+            "from_other",
+            "from=\"10.9.9.9\" ",
+            (false, false),
+        ),
+        (
+            "from 127.0.0.1",
+            "from_lo",
+            "from=\"127.0.0.1\" ",
+            (true, true),
+        ),
+        (
+            "from !127.0.0.1,*",
+            "from_neg",
+            "from=\"!127.0.0.1,*\" ",
+            (false, false),
+        ),
+        (
+            "from 127.0.0.0/8",
+            "from_cidr",
+            "from=\"127.0.0.0/8\" ",
+            (true, true),
+        ),
+        (
+            "expired",
+            "expired",
+            "expiry-time=\"20200101\" ",
+            (false, false),
+        ),
+        (
+            "expires in 2099",
+            "future",
+            "expiry-time=\"20991231\" ",
+            (true, true),
+        ),
+        ("restrict", "restrict", "restrict ", (true, true)),
+        // The one deliberate difference: sshd runs /bin/false, serve runs only built-ins and
+        // refuses the key rather than ignore the restriction.
+        (
+            "command=/bin/false",
+            "false",
+            "command=\"/bin/false\" ",
+            (true, false),
+        ),
+        ("command=sink", "sink", "command=\"sink\" ", (true, true)),
+        ("cert-authority", "ca", "cert-authority ", (false, false)),
+    ] {
+        let k = ed(name);
+        add(what, format!("{options}{}", public(&k)), k, expect);
+    }
     let k = keygen(d, "p256", &["-t", "ecdsa", "-b", "256"]);
     add("ecdsa-sha2-nistp256", public(&k), k, (true, true));
     let k = keygen(d, "p384", &["-t", "ecdsa", "-b", "384"]);
@@ -166,7 +145,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
     cases.push(Case {
         what: "ssh-rsa (SHA-1) signature",
         key: rsa,
-        user: me(),
+        user: support::user_name(),
         client: &["-o", "PubkeyAcceptedAlgorithms=ssh-rsa"],
         expect: (false, false),
     });
@@ -182,7 +161,7 @@ fn authorized_keys_same_verdicts_as_sshd() {
     let sshd = EmbeddedSshd::start("RequiredRSASize 2048\n").unwrap();
     std::fs::write(sshd.dir().join("authorized_keys"), &ak).unwrap();
     let sshd_known = sshd.dir().join("known_hosts");
-    let me = me();
+    let me = support::user_name();
     let serve = start_serve_listing(&[], &ak, &["--user", &me]);
     let (_, serve_known) = serve.ssh_files();
 
@@ -308,7 +287,7 @@ fn native_client_ecdsa_and_rsa_keys_from_files_and_agent() {
     std::fs::write(sshd.dir().join("authorized_keys"), &listed).unwrap();
     for k in &keys[..2] {
         let cfg = ClientConfig {
-            user: me(),
+            user: support::user_name(),
             key: userkey::load(k).unwrap(),
             known_hosts: sshd.dir().join("known_hosts"),
             prefs: sshtune::transport::kex::Preferences::from_catalog(false),

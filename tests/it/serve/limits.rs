@@ -381,12 +381,7 @@ fn tcp_ceiling_reader_that_stops_reading_is_dropped() {
     let t = connect("127.0.0.1", s.port, &cfg).unwrap();
     let mut e = Exec::start(t, "tcp-ceiling 4G", cfg.window, cfg.packet_size).unwrap();
     let line = e.read_line().unwrap().unwrap();
-    let field = |name: &str| {
-        line.split_whitespace()
-            .find_map(|t| t.strip_prefix(name))
-            .unwrap()
-            .to_string()
-    };
+    let field = |name: &str| support::native::field(&line, name);
     let port: u16 = field("port=").parse().unwrap();
     let mut data = TcpStream::connect(("127.0.0.1", port)).unwrap();
     data.write_all(field("token=").as_bytes()).unwrap();

@@ -11,8 +11,7 @@ use support::{output, sshtune, stderr, stdout};
 fn capabilities_report_device_mapper_state_and_what_is_ruled_out() {
     let _lock = support::shared();
     let o = output(sshtune().args(["storage", "--quick", "--format", "json", "--quiet"]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let v = support::ok_json(&o);
     assert_eq!(v["schema"], "sshtune.storage/1");
     let dm = v["capabilities"]["device_mapper"].as_bool().unwrap();
     assert_eq!(dm, Path::new("/dev/mapper/control").exists());
@@ -50,8 +49,7 @@ fn capabilities_report_device_mapper_state_and_what_is_ruled_out() {
 fn table_output_names_what_is_missing() {
     let _lock = support::shared();
     let o = output(sshtune().args(["storage", "--quick", "--no-speed", "--quiet"]));
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = support::ok(&o);
     assert!(out.contains("Capabilities:"), "{out}");
     if !Path::new("/dev/mapper/control").exists() {
         assert!(out.contains("no device-mapper"), "{out}");
@@ -291,8 +289,7 @@ fn the_table_fits_120_columns_without_colours_off_a_terminal() {
             .args(["storage", "--quick", "--no-speed", "--quiet"])
             .env_remove("NO_COLOR"),
     );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
+    let out = support::ok(&o);
     assert!(!out.contains('\x1b'), "{out:?}");
     for line in out.lines().filter(|l| l.starts_with(['│', '┌', '╞', '└'])) {
         assert!(line.chars().count() <= 120, "{line}");

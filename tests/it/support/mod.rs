@@ -59,6 +59,11 @@ pub fn ok(o: &Output) -> String {
     stdout(o)
 }
 
+/// The stdout of a command that must have succeeded, read as JSON.
+pub fn ok_json(o: &Output) -> serde_json::Value {
+    serde_json::from_str(&ok(o)).expect("stdout is JSON")
+}
+
 /// The repository root (where `scripts/`, `examples/` and `contrib/` live).
 /// Text with every run of spaces made one: Markdown tables pad their cells to the column's
 /// width, so an assertion on a row reads the same whatever the widths.
@@ -108,13 +113,42 @@ pub fn quick_bench(ciphers: &str, size: &str) -> [String; 8] {
 
 /// A fresh unencrypted ed25519 key pair at `path` (and `path.pub`), made by ssh-keygen.
 pub fn keygen(path: &Path) -> PathBuf {
+    keygen_with(path, &["-t", "ed25519"])
+}
+
+/// A fresh unencrypted key pair at `path` (and `path.pub`) of the kind `args` ask ssh-keygen
+/// for (`-t rsa -b 3072`, `-C comment`).
+pub fn keygen_with(path: &Path, args: &[&str]) -> PathBuf {
     let st = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .args(["-q", "-N", ""])
+        .args(args)
+        .arg("-f")
         .arg(path)
         .status()
         .expect("ssh-keygen runs");
-    assert!(st.success(), "ssh-keygen failed for {}", path.display());
+    assert!(
+        st.success(),
+        "ssh-keygen {args:?} failed for {}",
+        path.display()
+    );
     path.to_path_buf()
+}
+
+/// A loopback port nobody listens on now (bound, read, released): a connect to it is refused.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The name of the user running the tests.
+pub fn user_name() -> String {
+    nix::unistd::User::from_uid(nix::unistd::getuid())
+        .unwrap()
+        .unwrap()
+        .name
 }
 
 pub fn is_root() -> bool {

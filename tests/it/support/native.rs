@@ -9,6 +9,37 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// A native client that offers `cipher` and `mac` only (an AEAD cipher: no MAC), logging in
+/// as this user with `key` and checking the host key in `known_hosts`; an 8 MiB window.
+pub fn one_cipher_client(
+    key: std::sync::Arc<dyn sshtune::transport::userkey::UserKey>,
+    known_hosts: PathBuf,
+    cipher: &str,
+    mac: Option<&str>,
+) -> ClientConfig {
+    ClientConfig {
+        user: super::user_name(),
+        key,
+        known_hosts,
+        prefs: sshtune::transport::kex::Preferences {
+            ciphers: vec![cipher.into()],
+            macs: mac.into_iter().map(String::from).collect(),
+        },
+        opts: Default::default(),
+        window: 8 << 20,
+        packet_size: 32768,
+        connect_timeout: Duration::from_secs(10),
+    }
+}
+
+/// The value of `name` (`port=`, `token=`) among a line's space-separated fields.
+pub fn field(line: &str, name: &str) -> String {
+    line.split_whitespace()
+        .find_map(|t| t.strip_prefix(name))
+        .unwrap()
+        .to_string()
+}
+
 pub struct Serve {
     pub child: Child,
     pub port: u16,
