@@ -112,6 +112,10 @@ impl Executor for NativeEngine {
     fn warms_per_pair(&self) -> bool {
         self.exec.warms_per_pair()
     }
+
+    fn placement(&self) -> Option<super::placement::Placement> {
+        self.exec.placement()
+    }
 }
 
 impl Engine for NativeEngine {
@@ -133,6 +137,7 @@ impl Engine for NativeEngine {
             ),
         };
         let loopback = reach == Reach::Loopback;
+        self.exec.place(embedded, reach.same_machine(same_boot));
         self.forwarded = reach == Reach::Forwarded;
         if loopback {
             warnings.push(SHARED_CPUS.into());

@@ -104,6 +104,43 @@ pub fn plan(engine: &str, same_machine: Option<bool>) -> (Option<Pin>, Placement
     )
 }
 
+/// The run's placement for an engine whose server may run inside this process (the native
+/// engine's in-process server): pinned when it does, its session threads to the server CPU and
+/// the client's thread to the client CPU; a server in another process is left to the scheduler.
+pub fn plan_threads(
+    engine: &str,
+    in_process: bool,
+    same_machine: Option<bool>,
+) -> (Option<Pin>, Placement) {
+    if !in_process {
+        let why = match same_machine {
+            Some(true) => "the server is another process on this machine",
+            Some(false) => "remote server",
+            None => "the server's machine is unknown",
+        };
+        return (
+            None,
+            Placement {
+                engine: engine.into(),
+                note: format!("not pinned: {why}"),
+                ..Placement::default()
+            },
+        );
+    }
+    let (pin, mut placement) = plan(engine, Some(true));
+    if let Some(p) = &pin {
+        placement.note = format!(
+            "pinned: our client's thread → cpu{}, the in-process server's session threads → cpu{}",
+            p.client, p.server
+        );
+    }
+    (pin, placement)
+}
+
+/// The name the in-process server gives its session threads (`serve::server`), as
+/// `/proc/self/task/TID/comm` shows it.
+const SESSION_THREAD: &str = "sshtune-session";
+
 /// The CPUs this thread may run on.
 fn allowed_cpus() -> Vec<usize> {
     let Ok(set) = sched_getaffinity(Pid::from_raw(0)) else {
@@ -144,6 +181,18 @@ impl Pin {
         session_children(pid)
     }
 
+    /// Holds this process's in-process server session threads to the server CPU (a keystream
+    /// helper a session started before keeps its own placement). Returns their thread ids.
+    pub fn server_threads(&self) -> Vec<u32> {
+        let tids = session_threads();
+        if let Some(set) = only(self.server) {
+            for &t in &tids {
+                let _ = sched_setaffinity(Pid::from_raw(t as i32), &set);
+            }
+        }
+        tids
+    }
+
     /// Holds the calling thread to the client CPU until the guard drops.
     pub fn feeder(&self) -> FeederPin {
         let before = sched_getaffinity(Pid::from_raw(0)).ok();
@@ -175,6 +224,21 @@ pub fn session_children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The thread ids of this process's in-process server sessions.
+pub fn session_threads() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+        (comm.trim_end() == SESSION_THREAD)
+            .then(|| e.file_name().to_str()?.parse().ok())
+            .flatten()
+    })
+    .collect()
+}
+
 /// Whether `pid` on this machine is an SSH server's session process (a pid from a server in
 /// another pid namespace names some other process here).
 pub fn is_local_session(pid: u32) -> bool {
@@ -196,8 +260,12 @@ pub struct Watched {
 pub struct Watch {
     stop: Sender<()>,
     reader: Option<JoinHandle<Tally>>,
-    watched: Watched,
-    feeder: String,
+    /// The processes, or None for two threads of this process (`start_threads`).
+    watched: Option<Watched>,
+    /// `/proc` stat files of the client, the server (empty when not on this machine), the feeder.
+    paths: [String; 3],
+    /// Whether the server end is watched, so that sharing a CPU can be told.
+    shared: bool,
     started: Instant,
     busy0: Option<u64>,
     ours0: Option<u64>,
@@ -240,13 +308,30 @@ impl Watch {
             watched
                 .sshd
                 .map_or_else(String::new, |p| format!("/proc/{p}/stat")),
-            feeder.clone(),
+            feeder,
         ];
+        Self::reading(paths, Some(watched))
+    }
+
+    /// Starts reading two threads of this process: the client's (the calling thread, which is
+    /// also the feeder) and the in-process server's session thread. The other load is the
+    /// machine's beyond this whole process.
+    pub fn start_threads(server_tid: Option<u32>) -> Self {
+        let task = |t: u32| format!("/proc/self/task/{t}/stat");
+        let me = task(nix::unistd::gettid().as_raw() as u32);
+        let paths = [me.clone(), server_tid.map_or_else(String::new, task), me];
+        Self::reading(paths, None)
+    }
+
+    /// `watched` None: the watched ends are threads of this process.
+    fn reading(paths: [String; 3], watched: Option<Watched>) -> Self {
         let (stop, rx) = channel::<()>();
+        let shared = !paths[1].is_empty();
+        let read = paths.clone();
         let reader = std::thread::spawn(move || {
             let mut t = Tally::default();
             while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(EVERY) {
-                t.read(&paths);
+                t.read(&read);
             }
             t
         });
@@ -254,9 +339,10 @@ impl Watch {
             stop,
             reader: Some(reader),
             busy0: sysinfo::machine_busy_ticks(),
-            ours0: ours_ticks(&watched),
+            ours0: ours_ticks(watched.as_ref()),
             watched,
-            feeder,
+            paths,
+            shared,
             started: Instant::now(),
         }
     }
@@ -265,21 +351,14 @@ impl Watch {
     pub fn finish(mut self) -> SamplePlacement {
         let seconds = self.started.elapsed().as_secs_f64();
         let busy1 = sysinfo::machine_busy_ticks();
-        let ours1 = ours_ticks(&self.watched);
+        let ours1 = ours_ticks(self.watched.as_ref());
         let _ = self.stop.send(());
         let mut t = self
             .reader
             .take()
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
-        let paths = [
-            format!("/proc/{}/stat", self.watched.ssh),
-            self.watched
-                .sshd
-                .map_or_else(String::new, |p| format!("/proc/{p}/stat")),
-            self.feeder.clone(),
-        ];
-        t.read(&paths);
+        t.read(&self.paths);
         let tck = sysinfo::clock_ticks().max(1) as f64;
         let other = match (self.busy0, busy1, self.ours0, ours1) {
             (Some(b0), Some(b1), Some(o0), Some(o1)) if seconds > 0.0 => {
@@ -294,9 +373,8 @@ impl Watch {
             feeder_cpu: t.last[2],
             readings: t.readings,
             ssh_sshd_shared: self
-                .watched
-                .sshd
-                .map(|_| f64::from(t.shared) / f64::from(t.readings.max(1))),
+                .shared
+                .then(|| f64::from(t.shared) / f64::from(t.readings.max(1))),
             moves: t.moves,
             other_load_cores: other,
         }
@@ -304,11 +382,15 @@ impl Watch {
 }
 
 /// CPU ticks of our processes so far: `ssh`, this process, and where the server is this
-/// machine its session process and children (with the ones they reaped).
-fn ours_ticks(w: &Watched) -> Option<u64> {
+/// machine its session process and children (with the ones they reaped); with no `Watched`
+/// (both ends are threads here), this process alone.
+fn ours_ticks(w: Option<&Watched>) -> Option<u64> {
     let read = |p: String| std::fs::read_to_string(p).ok();
-    let mut sum = sysinfo::stat_ticks(&read(format!("/proc/{}/stat", w.ssh))?)?;
-    sum += sysinfo::stat_ticks(&read("/proc/self/stat".into())?)?;
+    let me = sysinfo::stat_ticks(&read("/proc/self/stat".into())?)?;
+    let Some(w) = w else {
+        return Some(me);
+    };
+    let mut sum = me + sysinfo::stat_ticks(&read(format!("/proc/{}/stat", w.ssh))?)?;
     if let Some(p) = w.sshd {
         sum += read(format!("/proc/{p}/stat"))
             .and_then(|s| sysinfo::stat_ticks(&s))
