@@ -457,4 +457,52 @@ mod tests {
         assert_eq!(p.ssh_sshd_shared, Some(1.0));
         assert!(p.other_load_cores.is_some_and(|c| c >= 0.0));
     }
+
+    #[test]
+    fn the_native_engine_pins_only_a_server_in_this_process() {
+        let (pin, p) = plan_threads("native", false, Some(true));
+        assert!(pin.is_none());
+        assert_eq!(
+            p.note,
+            "not pinned: the server is another process on this machine"
+        );
+        let (_, p) = plan_threads("native", false, Some(false));
+        assert_eq!(p.note, "not pinned: remote server");
+        let (pin, p) = plan_threads("native", true, None);
+        if allowed_cpus().len() < 2 || std::env::var(FREE_ENV).is_ok() {
+            assert!(pin.is_none());
+            return;
+        }
+        assert!(p.pinned && p.note.contains("in-process server's session threads"));
+    }
+
+    #[test]
+    fn a_session_thread_is_found_pinned_and_watched() {
+        let (tx, rx) = channel::<()>();
+        let (named, started) = channel::<u32>();
+        let session = std::thread::Builder::new()
+            .name(SESSION_THREAD.into())
+            .spawn(move || {
+                // The name is set inside the new thread: it shows once the thread runs.
+                let _ = named.send(nix::unistd::gettid().as_raw() as u32);
+                let _ = rx.recv();
+            })
+            .unwrap();
+        let tid = started.recv().unwrap();
+        // Other tests may run sessions of their own meanwhile.
+        assert!(session_threads().contains(&tid));
+        if let Some(pin) = plan_threads("native", true, None).0 {
+            assert!(pin.server_threads().contains(&tid));
+            let allowed = sched_getaffinity(Pid::from_raw(tid as i32)).unwrap();
+            assert!(allowed.is_set(pin.server).unwrap() && !allowed.is_set(pin.client).unwrap());
+        }
+        let w = Watch::start_threads(Some(tid));
+        std::thread::sleep(Duration::from_millis(50));
+        let p = w.finish();
+        let _ = tx.send(());
+        session.join().unwrap();
+        assert!(p.ssh_cpu.is_some() && p.sshd_cpu.is_some() && p.ssh_sshd_shared.is_some());
+        assert_eq!(p.ssh_cpu, p.feeder_cpu);
+        assert!(p.other_load_cores.is_some_and(|c| c >= 0.0));
+    }
 }
