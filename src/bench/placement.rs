@@ -62,6 +62,12 @@ pub struct Pin {
     server: usize,
 }
 
+/// What a pinned run's figures are, said in its note: on a busy machine the scheduler can put
+/// both ends of a user's own `cmd | ssh` on one core, which pinning never does
+/// (docs/measurements.md, "Pinned against free, alternating").
+const PINNED_MEANS: &str = " (each end on a core of its own; a pipe left to the scheduler on a \
+    busy machine may share one and read less)";
+
 /// Set to `free` to leave placement to the scheduler (to measure what pinning removes).
 pub const FREE_ENV: &str = "SSHTUNE_PLACEMENT";
 
@@ -98,7 +104,8 @@ pub fn plan(engine: &str, same_machine: Option<bool>) -> (Option<Pin>, Placement
             client_cpu: Some(client as u32),
             server_cpu: Some(server as u32),
             note: format!(
-                "pinned: ssh and its feeder → cpu{client}, sshd and its session → cpu{server}"
+                "pinned: ssh and its feeder → cpu{client}, sshd and its session → \
+                 cpu{server}{PINNED_MEANS}"
             ),
         },
     )
@@ -130,7 +137,8 @@ pub fn plan_threads(
     let (pin, mut placement) = plan(engine, Some(true));
     if let Some(p) = &pin {
         placement.note = format!(
-            "pinned: our client's thread → cpu{}, the in-process server's session threads → cpu{}",
+            "pinned: our client's thread → cpu{}, the in-process server's session threads → \
+             cpu{}{PINNED_MEANS}",
             p.client, p.server
         );
     }
