@@ -7,6 +7,8 @@
 //! (`/proc/PID/stat` field 39, read every `EVERY` and at the sample's end) and the machine's
 //! busy CPU beyond our own processes; and when the server is this machine, the run pins the
 //! two ends to two fixed, distinct CPUs (`Pin`), so no run differs from the next by placement.
+//! The native engine against its in-process server does the same with two threads of this
+//! process: our client's and the server's session thread (`plan_threads`, `Watch::start_threads`).
 //! Affinity goes through `nix::sched`; the `/proc` fields through `sysinfo`.
 
 use crate::sysinfo;
@@ -273,7 +275,7 @@ pub struct Watch {
     /// `/proc` stat files of the client, the server (empty when not on this machine), the feeder.
     paths: [String; 3],
     /// Whether the server end is watched, so that sharing a CPU can be told.
-    shared: bool,
+    server_watched: bool,
     started: Instant,
     busy0: Option<u64>,
     ours0: Option<u64>,
@@ -334,7 +336,7 @@ impl Watch {
     /// `watched` None: the watched ends are threads of this process.
     fn reading(paths: [String; 3], watched: Option<Watched>) -> Self {
         let (stop, rx) = channel::<()>();
-        let shared = !paths[1].is_empty();
+        let server_watched = !paths[1].is_empty();
         let read = paths.clone();
         let reader = std::thread::spawn(move || {
             let mut t = Tally::default();
@@ -350,7 +352,7 @@ impl Watch {
             ours0: ours_ticks(watched.as_ref()),
             watched,
             paths,
-            shared,
+            server_watched,
             started: Instant::now(),
         }
     }
@@ -381,7 +383,7 @@ impl Watch {
             feeder_cpu: t.last[2],
             readings: t.readings,
             ssh_sshd_shared: self
-                .shared
+                .server_watched
                 .then(|| f64::from(t.shared) / f64::from(t.readings.max(1))),
             moves: t.moves,
             other_load_cores: other,
