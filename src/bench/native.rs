@@ -17,6 +17,7 @@ use super::executor::{pairs, Engine, Executor, Facts, Job, Pairs, Sample};
 use super::model::{Direction, EngineKind, ServerInfo};
 use super::options::Options;
 use super::reach::{is_loopback, Reach, FORWARDED, SHARED_CPUS};
+use super::placement::{self, Pin, Placement, Watch};
 use super::transfer::{self, DataPipe, Step};
 use crate::probe::probe_target;
 use crate::process;
@@ -75,6 +76,11 @@ pub struct NativeEngine {
     embedded: Option<InProcessServer>,
     /// The server is another machine behind a loopback address (`Reach::Forwarded`).
     forwarded: bool,
+    /// Where our client's thread and the in-process server's session threads run (`place`).
+    pin: Option<Pin>,
+    placement: Option<Placement>,
+    /// The server runs in this process (the embedded default): its threads can be watched.
+    in_process: bool,
 }
 
 /// A connection negotiated for one (cipher, MAC) pair, between two of its transfers.
@@ -104,6 +110,9 @@ impl NativeEngine {
             offered: Vec::new(),
             embedded: None,
             forwarded: false,
+            pin: None,
+            placement: None,
+            in_process: false,
         }
     }
 
@@ -158,6 +167,16 @@ impl NativeEngine {
         engine.proxy = Proxy::of(&resolved, &target.options, &target.destination);
         engine.offered = offer.ciphers();
         Ok(engine)
+    }
+
+    /// Plans the run's placement once the preflight knows where the server runs: with the
+    /// server in this process, our client's thread and its session threads are pinned to two
+    /// distinct CPUs (`placement::plan_threads`), as the openssh engine pins `ssh` and `sshd`.
+    pub fn place(&mut self, in_process: bool, same_machine: Option<bool>) {
+        let (pin, placement) = placement::plan_threads(self.engine(), in_process, same_machine);
+        self.in_process = in_process;
+        self.pin = pin;
+        self.placement = Some(placement);
     }
 
     /// One logged-in connection, through the proxy when there is one, its stalls bounded by
@@ -349,35 +368,54 @@ fn lost(e: Error) -> SshError {
 /// Our client's channel as a data pipe. Client CPU is this thread's plus its keystream
 /// helpers' (`--threads 2`): the client work happens on the calling thread and its helpers,
 /// and the in-process server's threads must not count as client CPU.
-struct ChannelPipe<'a>(&'a mut Exec);
+struct ChannelPipe<'a> {
+    exec: &'a mut Exec,
+    /// The run's pin, applied to the server's session threads once a READY arrives.
+    pin: Option<&'a Pin>,
+    /// Whether the server's threads are this process's, so that they can be watched.
+    in_process: bool,
+}
 
 impl DataPipe for ChannelPipe<'_> {
     type Error = Error;
 
     fn read_line(&mut self) -> Result<Option<String>, Error> {
-        self.0.read_line()
+        self.exec.read_line()
     }
 
     fn write_all(&mut self, data: &[u8]) -> Result<(), Error> {
-        self.0.write_all(data)
+        self.exec.write_all(data)
     }
 
     fn close_input(&mut self) -> Result<(), Error> {
-        self.0.send_eof()
+        self.exec.send_eof()
     }
 
     fn drain(&mut self, bytes: u64) -> Result<u64, Error> {
-        self.0.drain(bytes).map(|()| bytes)
+        self.exec.drain(bytes).map(|()| bytes)
     }
 
     fn client_cpu_s(&self) -> Option<f64> {
-        thread_cpu_seconds().map(|s| s + self.0.t.helper_cpu_seconds())
+        thread_cpu_seconds().map(|s| s + self.exec.t.helper_cpu_seconds())
     }
 
     /// The keystream helpers' CPU counts as user time: their loop computes and hands over
     /// blocks, and their clock is not split.
     fn client_user_cpu_s(&self) -> Option<f64> {
-        thread_cpu().map(|c| c.user.as_secs_f64() + self.0.t.helper_cpu_seconds())
+        thread_cpu().map(|c| c.user.as_secs_f64() + self.exec.t.helper_cpu_seconds())
+    }
+
+    /// With the server in this process: pins its session threads (when the run pins) and
+    /// watches our thread and the newest session thread, the one serving this connection.
+    fn watch(&mut self, _server_pid: Option<u32>) -> Option<Watch> {
+        if !self.in_process {
+            return None;
+        }
+        let sessions = match self.pin {
+            Some(pin) => pin.server_threads(),
+            None => placement::session_threads(),
+        };
+        Some(Watch::start_threads(sessions.into_iter().max()))
     }
 }
 
@@ -392,6 +430,10 @@ impl Executor for NativeEngine {
     /// lengthens samples for; the pair's later transfers reuse the opened connection.)
     fn warms_per_pair(&self) -> bool {
         false
+    }
+
+    fn placement(&self) -> Option<Placement> {
+        self.placement.clone()
     }
 
     fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
@@ -416,17 +458,24 @@ impl Executor for NativeEngine {
                 Exec::start(t, &command, cfg.window, cfg.packet_size).map_err(classify)?
             }
         };
-        let sample = transfer::drive(&mut ChannelPipe(&mut e), job, &self.payload).map_err(
-            |step| match step {
-                Step::NotReady(Some(err)) => classify(err),
-                Step::NotReady(None) => SshError::Failed(format!(
-                    "the remote command ended before it was ready: {}",
-                    String::from_utf8_lossy(&e.stderr).trim()
-                )),
-                Step::Lost(err) => lost(err),
-                Step::Ended(msg) | Step::Bad(msg) => SshError::Failed(msg),
-            },
-        )?;
+        // The timed transfer runs on this thread: on the client's CPU when the run pins.
+        let pinned = self.pin.as_ref().map(Pin::feeder);
+        let mut pipe = ChannelPipe {
+            exec: &mut e,
+            pin: self.pin.as_ref(),
+            in_process: self.in_process,
+        };
+        let sample = transfer::drive(&mut pipe, job, &self.payload);
+        drop(pinned);
+        let sample = sample.map_err(|step| match step {
+            Step::NotReady(Some(err)) => classify(err),
+            Step::NotReady(None) => SshError::Failed(format!(
+                "the remote command ended before it was ready: {}",
+                String::from_utf8_lossy(&e.stderr).trim()
+            )),
+            Step::Lost(err) => lost(err),
+            Step::Ended(msg) | Step::Bad(msg) => SshError::Failed(msg),
+        })?;
         let (status, t) = e.finish().map_err(lost)?;
         if status.is_some_and(|s| s != 0) {
             return Err(SshError::Failed(format!(
@@ -459,6 +508,7 @@ impl Engine for NativeEngine {
             false => Reach::of(self.proxy.is_none() && is_loopback(&self.host), same_boot),
         };
         let loopback = reach == Reach::Loopback;
+        self.place(embedded, reach.same_machine(same_boot));
         self.forwarded = reach == Reach::Forwarded;
         if loopback {
             warnings.push(SHARED_CPUS.into());

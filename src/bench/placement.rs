@@ -7,6 +7,8 @@
 //! (`/proc/PID/stat` field 39, read every `EVERY` and at the sample's end) and the machine's
 //! busy CPU beyond our own processes; and when the server is this machine, the run pins the
 //! two ends to two fixed, distinct CPUs (`Pin`), so no run differs from the next by placement.
+//! The native engine against its in-process server does the same with two threads of this
+//! process: our client's and the server's session thread (`plan_threads`, `Watch::start_threads`).
 //! Affinity goes through `nix::sched`; the `/proc` fields through `sysinfo`.
 
 use crate::sysinfo;
@@ -62,6 +64,12 @@ pub struct Pin {
     server: usize,
 }
 
+/// What a pinned run's figures are, said in its note: on a busy machine the scheduler can put
+/// both ends of a user's own `cmd | ssh` on one core, which pinning never does
+/// (docs/measurements.md, "Pinned against free, alternating").
+const PINNED_MEANS: &str = " (each end on a core of its own; a pipe left to the scheduler on a \
+    busy machine may share one and read less)";
+
 /// Set to `free` to leave placement to the scheduler (to measure what pinning removes).
 pub const FREE_ENV: &str = "SSHTUNE_PLACEMENT";
 
@@ -98,11 +106,50 @@ pub fn plan(engine: &str, same_machine: Option<bool>) -> (Option<Pin>, Placement
             client_cpu: Some(client as u32),
             server_cpu: Some(server as u32),
             note: format!(
-                "pinned: ssh and its feeder → cpu{client}, sshd and its session → cpu{server}"
+                "pinned: ssh and its feeder → cpu{client}, sshd and its session → \
+                 cpu{server}{PINNED_MEANS}"
             ),
         },
     )
 }
+
+/// The run's placement for an engine whose server may run inside this process (the native
+/// engine's in-process server): pinned when it does, its session threads to the server CPU and
+/// the client's thread to the client CPU; a server in another process is left to the scheduler.
+pub fn plan_threads(
+    engine: &str,
+    in_process: bool,
+    same_machine: Option<bool>,
+) -> (Option<Pin>, Placement) {
+    if !in_process {
+        let why = match same_machine {
+            Some(true) => "the server is another process on this machine",
+            Some(false) => "remote server",
+            None => "the server's machine is unknown",
+        };
+        return (
+            None,
+            Placement {
+                engine: engine.into(),
+                note: format!("not pinned: {why}"),
+                ..Placement::default()
+            },
+        );
+    }
+    let (pin, mut placement) = plan(engine, Some(true));
+    if let Some(p) = &pin {
+        placement.note = format!(
+            "pinned: our client's thread → cpu{}, the in-process server's session threads → \
+             cpu{}{PINNED_MEANS}",
+            p.client, p.server
+        );
+    }
+    (pin, placement)
+}
+
+/// The name the in-process server gives its session threads (`serve::server`), as
+/// `/proc/self/task/TID/comm` shows it.
+const SESSION_THREAD: &str = "sshtune-session";
 
 /// The CPUs this thread may run on.
 fn allowed_cpus() -> Vec<usize> {
@@ -144,6 +191,18 @@ impl Pin {
         session_children(pid)
     }
 
+    /// Holds this process's in-process server session threads to the server CPU (a keystream
+    /// helper a session started before keeps its own placement). Returns their thread ids.
+    pub fn server_threads(&self) -> Vec<u32> {
+        let tids = session_threads();
+        if let Some(set) = only(self.server) {
+            for &t in &tids {
+                let _ = sched_setaffinity(Pid::from_raw(t as i32), &set);
+            }
+        }
+        tids
+    }
+
     /// Holds the calling thread to the client CPU until the guard drops.
     pub fn feeder(&self) -> FeederPin {
         let before = sched_getaffinity(Pid::from_raw(0)).ok();
@@ -175,6 +234,21 @@ pub fn session_children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// The thread ids of this process's in-process server sessions.
+pub fn session_threads() -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let e = e.ok()?;
+        let comm = std::fs::read_to_string(e.path().join("comm")).ok()?;
+        (comm.trim_end() == SESSION_THREAD)
+            .then(|| e.file_name().to_str()?.parse().ok())
+            .flatten()
+    })
+    .collect()
+}
+
 /// Whether `pid` on this machine is an SSH server's session process (a pid from a server in
 /// another pid namespace names some other process here).
 pub fn is_local_session(pid: u32) -> bool {
@@ -196,8 +270,12 @@ pub struct Watched {
 pub struct Watch {
     stop: Sender<()>,
     reader: Option<JoinHandle<Tally>>,
-    watched: Watched,
-    feeder: String,
+    /// The processes, or None for two threads of this process (`start_threads`).
+    watched: Option<Watched>,
+    /// `/proc` stat files of the client, the server (empty when not on this machine), the feeder.
+    paths: [String; 3],
+    /// Whether the server end is watched, so that sharing a CPU can be told.
+    server_watched: bool,
     started: Instant,
     busy0: Option<u64>,
     ours0: Option<u64>,
@@ -240,13 +318,30 @@ impl Watch {
             watched
                 .sshd
                 .map_or_else(String::new, |p| format!("/proc/{p}/stat")),
-            feeder.clone(),
+            feeder,
         ];
+        Self::reading(paths, Some(watched))
+    }
+
+    /// Starts reading two threads of this process: the client's (the calling thread, which is
+    /// also the feeder) and the in-process server's session thread. The other load is the
+    /// machine's beyond this whole process.
+    pub fn start_threads(server_tid: Option<u32>) -> Self {
+        let task = |t: u32| format!("/proc/self/task/{t}/stat");
+        let me = task(nix::unistd::gettid().as_raw() as u32);
+        let paths = [me.clone(), server_tid.map_or_else(String::new, task), me];
+        Self::reading(paths, None)
+    }
+
+    /// `watched` None: the watched ends are threads of this process.
+    fn reading(paths: [String; 3], watched: Option<Watched>) -> Self {
         let (stop, rx) = channel::<()>();
+        let server_watched = !paths[1].is_empty();
+        let read = paths.clone();
         let reader = std::thread::spawn(move || {
             let mut t = Tally::default();
             while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(EVERY) {
-                t.read(&paths);
+                t.read(&read);
             }
             t
         });
@@ -254,9 +349,10 @@ impl Watch {
             stop,
             reader: Some(reader),
             busy0: sysinfo::machine_busy_ticks(),
-            ours0: ours_ticks(&watched),
+            ours0: ours_ticks(watched.as_ref()),
             watched,
-            feeder,
+            paths,
+            server_watched,
             started: Instant::now(),
         }
     }
@@ -265,21 +361,14 @@ impl Watch {
     pub fn finish(mut self) -> SamplePlacement {
         let seconds = self.started.elapsed().as_secs_f64();
         let busy1 = sysinfo::machine_busy_ticks();
-        let ours1 = ours_ticks(&self.watched);
+        let ours1 = ours_ticks(self.watched.as_ref());
         let _ = self.stop.send(());
         let mut t = self
             .reader
             .take()
             .and_then(|h| h.join().ok())
             .unwrap_or_default();
-        let paths = [
-            format!("/proc/{}/stat", self.watched.ssh),
-            self.watched
-                .sshd
-                .map_or_else(String::new, |p| format!("/proc/{p}/stat")),
-            self.feeder.clone(),
-        ];
-        t.read(&paths);
+        t.read(&self.paths);
         let tck = sysinfo::clock_ticks().max(1) as f64;
         let other = match (self.busy0, busy1, self.ours0, ours1) {
             (Some(b0), Some(b1), Some(o0), Some(o1)) if seconds > 0.0 => {
@@ -294,9 +383,8 @@ impl Watch {
             feeder_cpu: t.last[2],
             readings: t.readings,
             ssh_sshd_shared: self
-                .watched
-                .sshd
-                .map(|_| f64::from(t.shared) / f64::from(t.readings.max(1))),
+                .server_watched
+                .then(|| f64::from(t.shared) / f64::from(t.readings.max(1))),
             moves: t.moves,
             other_load_cores: other,
         }
@@ -304,11 +392,15 @@ impl Watch {
 }
 
 /// CPU ticks of our processes so far: `ssh`, this process, and where the server is this
-/// machine its session process and children (with the ones they reaped).
-fn ours_ticks(w: &Watched) -> Option<u64> {
+/// machine its session process and children (with the ones they reaped); with no `Watched`
+/// (both ends are threads here), this process alone.
+fn ours_ticks(w: Option<&Watched>) -> Option<u64> {
     let read = |p: String| std::fs::read_to_string(p).ok();
-    let mut sum = sysinfo::stat_ticks(&read(format!("/proc/{}/stat", w.ssh))?)?;
-    sum += sysinfo::stat_ticks(&read("/proc/self/stat".into())?)?;
+    let me = sysinfo::stat_ticks(&read("/proc/self/stat".into())?)?;
+    let Some(w) = w else {
+        return Some(me);
+    };
+    let mut sum = me + sysinfo::stat_ticks(&read(format!("/proc/{}/stat", w.ssh))?)?;
     if let Some(p) = w.sshd {
         sum += read(format!("/proc/{p}/stat"))
             .and_then(|s| sysinfo::stat_ticks(&s))
@@ -373,6 +465,54 @@ mod tests {
         assert!(p.ssh_cpu.is_some() && p.feeder_cpu.is_some());
         // One process watched as both ends always shares its CPU with itself.
         assert_eq!(p.ssh_sshd_shared, Some(1.0));
+        assert!(p.other_load_cores.is_some_and(|c| c >= 0.0));
+    }
+
+    #[test]
+    fn the_native_engine_pins_only_a_server_in_this_process() {
+        let (pin, p) = plan_threads("native", false, Some(true));
+        assert!(pin.is_none());
+        assert_eq!(
+            p.note,
+            "not pinned: the server is another process on this machine"
+        );
+        let (_, p) = plan_threads("native", false, Some(false));
+        assert_eq!(p.note, "not pinned: remote server");
+        let (pin, p) = plan_threads("native", true, None);
+        if allowed_cpus().len() < 2 || std::env::var(FREE_ENV).is_ok() {
+            assert!(pin.is_none());
+            return;
+        }
+        assert!(p.pinned && p.note.contains("in-process server's session threads"));
+    }
+
+    #[test]
+    fn a_session_thread_is_found_pinned_and_watched() {
+        let (tx, rx) = channel::<()>();
+        let (named, started) = channel::<u32>();
+        let session = std::thread::Builder::new()
+            .name(SESSION_THREAD.into())
+            .spawn(move || {
+                // The name is set inside the new thread: it shows once the thread runs.
+                let _ = named.send(nix::unistd::gettid().as_raw() as u32);
+                let _ = rx.recv();
+            })
+            .unwrap();
+        let tid = started.recv().unwrap();
+        // Other tests may run sessions of their own meanwhile.
+        assert!(session_threads().contains(&tid));
+        if let Some(pin) = plan_threads("native", true, None).0 {
+            assert!(pin.server_threads().contains(&tid));
+            let allowed = sched_getaffinity(Pid::from_raw(tid as i32)).unwrap();
+            assert!(allowed.is_set(pin.server).unwrap() && !allowed.is_set(pin.client).unwrap());
+        }
+        let w = Watch::start_threads(Some(tid));
+        std::thread::sleep(Duration::from_millis(50));
+        let p = w.finish();
+        let _ = tx.send(());
+        session.join().unwrap();
+        assert!(p.ssh_cpu.is_some() && p.sshd_cpu.is_some() && p.ssh_sshd_shared.is_some());
+        assert_eq!(p.ssh_cpu, p.feeder_cpu);
         assert!(p.other_load_cores.is_some_and(|c| c >= 0.0));
     }
 }

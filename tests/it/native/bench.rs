@@ -58,6 +58,7 @@ fn native_engine_embedded_rows_include_legacy() {
             }
             _ => assert!(r.get("transport_overhead").is_none(), "{r}"),
         }
+        assert_placed(&v["settings"]["placement"][0], r);
     }
     let grade = |c: &str| {
         rows.iter()
@@ -67,6 +68,28 @@ fn native_engine_embedded_rows_include_legacy() {
     };
     assert_eq!(grade("arcfour256"), "broken");
     assert_eq!(v["settings"]["engines"][0], "native");
+}
+
+/// Every sample says where our client's thread and the in-process server's session thread
+/// ran; in a pinned run, on the CPUs the run's placement names.
+fn assert_placed(placement: &serde_json::Value, row: &serde_json::Value) {
+    assert_eq!(placement["engine"], "native", "{placement}");
+    let places = row["sample_placement"].as_array().unwrap();
+    assert_eq!(places.len(), 2, "{row}");
+    for p in places {
+        assert!(p["ssh_cpu"].is_u64() && p["sshd_cpu"].is_u64(), "{p}");
+        assert_eq!(p["ssh_cpu"], p["feeder_cpu"], "{p}");
+        if placement["pinned"] == true {
+            assert_eq!(p["ssh_cpu"], placement["client_cpu"], "{p} {placement}");
+            assert_eq!(p["sshd_cpu"], placement["server_cpu"], "{p} {placement}");
+            assert_eq!(p["ssh_sshd_shared"], 0.0, "{p}");
+        } else {
+            assert!(placement["note"]
+                .as_str()
+                .unwrap()
+                .starts_with("not pinned"));
+        }
+    }
 }
 
 #[test]
