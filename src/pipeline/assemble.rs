@@ -94,6 +94,7 @@ pub fn report(m: Measured) -> PipelineReport {
         series: recording::series(&m.intervals, m.t0),
         warnings,
         luks: None,
+        control: None,
     }
 }
 

@@ -40,6 +40,24 @@ pub struct PipelineReport {
     /// older readers) stay `sshtune.pipeline/1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub luks: Option<LuksSection>,
+    /// How the control traffic (destination check, samplers, `--luks` helper, emptying and
+    /// flushing between copies, clean-up) reached the destination. Absent in files written
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlInfo>,
+}
+
+/// The control traffic's connection. Each measured session (a copy, a stage alone) logs in
+/// on its own besides and is not counted here.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ControlInfo {
+    /// One ssh master connection carried the control traffic as sessions.
+    pub multiplexed: bool,
+    /// Logins the control traffic made: 1 through a master; one per command without.
+    pub logins: u32,
+    /// Why no master carried it, when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_multiplexed_because: Option<String>,
 }
 
 /// The `--luks` matrix: scratch LUKS2 volumes on a loop file beside the destination, one per

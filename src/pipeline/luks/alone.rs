@@ -6,9 +6,9 @@ use super::step::round1;
 use super::verify::files;
 use crate::pipeline::model::{AloneStage, Stage};
 use crate::pipeline::setup::Setup;
-use crate::pipeline::ssh::ssh_command;
 use crate::pipeline::{stages, MIB};
 use crate::process::check_interrupted;
+use crate::target::SshLog;
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -71,9 +71,11 @@ pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<Alone
         Ok(_) => bail!("the dataset is empty: nothing to send through ssh alone"),
         Err(e) => return Err(e).context("reading the dataset for ssh alone"),
     };
-    let mut cmd = ssh_command(
-        &s.end.target,
+    // A login of its own (`ControlPath=none`): the measured session shares no connection.
+    let mut cmd = s.end.target.ssh_command(
         Some(cipher),
+        None,
+        SshLog::ErrorsOnly,
         "echo SSHTUNE-READY; cat > /dev/null; echo SSHTUNE-DONE",
     );
     cmd.stdin(Stdio::piped())
