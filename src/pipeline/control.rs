@@ -55,11 +55,11 @@ pub struct Master {
 
 impl Control {
     /// One login per command: the fall-back, and a run whose master was refused.
-    fn direct(target: &SshTarget, why_not: String) -> Self {
+    fn direct(target: &SshTarget, why_not: String, logins: u32) -> Self {
         Control {
             target: target.clone(),
             socket: None,
-            logins: Arc::default(),
+            logins: Arc::new(AtomicU32::new(logins)),
             why_not: Some(why_not),
         }
     }
@@ -69,11 +69,11 @@ impl Control {
     pub fn open(target: &SshTarget, warnings: &mut Vec<String>) -> Result<(Self, Option<Master>)> {
         match Master::open(target)? {
             Ok(master) => Ok((master.control.clone(), Some(master))),
-            Err(why) => {
+            Err((why, logins)) => {
                 warnings.push(format!(
                     "no shared control connection ({why}): the destination check, samplers, helper and clean-up log in one by one"
                 ));
-                Ok((Self::direct(target, why), None))
+                Ok((Self::direct(target, why, logins), None))
             }
         }
     }
@@ -99,6 +99,14 @@ impl Control {
         cmd
     }
 
+    /// Counts a login `command` did not foresee: a multiplexed session the server refused,
+    /// which ssh then opened on a connection of its own (`stderr` says so).
+    pub fn note_fallback(&self, stderr: &str) {
+        if stderr.contains(MUX_REFUSED) {
+            self.logins.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
     /// What the report says of the control traffic.
     pub fn info(&self) -> ControlInfo {
         ControlInfo {
@@ -119,13 +127,18 @@ fn control_path(socket: &Path) -> String {
 
 impl Master {
     /// Starts the master and waits until it has logged in and its socket is there, then
-    /// checks the server lets the run hold its sessions at once. `Ok(Err(why))`: no master
-    /// (nothing of it left); `Err`: interrupted.
-    fn open(target: &SshTarget) -> Result<std::result::Result<Master, String>> {
+    /// checks the server lets the run hold its sessions at once. `Ok(Err((why, logins)))`: no
+    /// master (nothing of it left), after `logins` logins; `Err`: interrupted.
+    fn open(target: &SshTarget) -> Result<std::result::Result<Master, (String, u32)>> {
         check_interrupted()?;
         let dir = match private_dir() {
             Ok(d) => d,
-            Err(e) => return Ok(Err(format!("no private directory for its socket: {e}"))),
+            Err(e) => {
+                return Ok(Err((
+                    format!("no private directory for its socket: {e}"),
+                    0,
+                )))
+            }
         };
         let socket = dir.path().join("s");
         let mut cmd = Command::new("ssh");
@@ -143,7 +156,7 @@ impl Master {
             .process_group(0);
         let mut child = match ChildGuard::spawn_group_kept(&mut cmd, "the ssh control master") {
             Ok(c) => c,
-            Err(e) => return Ok(Err(format!("{e:#}"))),
+            Err(e) => return Ok(Err((format!("{e:#}"), 0))),
         };
         let stderr = drain_stderr(child.child_mut());
         let logins = Arc::new(AtomicU32::new(0));
@@ -151,15 +164,19 @@ impl Master {
         while !socket.exists() {
             if let Ok(Some(st)) = child.child_mut().try_wait() {
                 let why = last_line(&stderr.text(Duration::from_secs(2)));
-                return Ok(Err(format!("the master connection ended ({st}): {why}")));
+                return Ok(Err((
+                    format!("the master connection ended ({st}): {why}"),
+                    0,
+                )));
             }
             if crate::process::interrupted() || t0.elapsed() > OPEN_TIMEOUT {
                 child.stop();
                 check_interrupted()?;
-                return Ok(Err(format!(
+                let why = format!(
                     "the master did not log in within {} s",
                     OPEN_TIMEOUT.as_secs()
-                )));
+                );
+                return Ok(Err((why, 0)));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -176,13 +193,8 @@ impl Master {
         };
         match probe(&master.control) {
             Ok(()) => Ok(Ok(master)),
-            Err(why) => {
-                let logins = master.control.logins.load(Ordering::SeqCst);
-                let direct = master.close();
-                // The refused master's login counts: the fall-back continues its count.
-                direct.logins.store(logins, Ordering::SeqCst);
-                Ok(Err(why))
-            }
+            // The refused master's login and the probe's own count: the fall-back goes on.
+            Err(why) => Ok(Err((why, master.close().logins.load(Ordering::SeqCst)))),
         }
     }
 
@@ -229,10 +241,16 @@ fn private_dir() -> std::io::Result<tempfile::TempDir> {
     Ok(dir)
 }
 
+/// What an ssh multiplexing client prints when the master's server refused it a session;
+/// the client then logs in on its own (OpenSSH falls back to a connection of its own).
+const MUX_REFUSED: &str = "mux_client_request_session";
+
 /// Holds `SESSIONS_NEEDED - 1` sessions open and runs one more: a server that refuses
-/// multiplexed sessions (`MaxSessions 1`) fails here, before the run depends on them.
+/// multiplexed sessions (`MaxSessions 1`) fails here, before the run depends on them. A
+/// refused session still ran — on a login of its own, counted.
 fn probe(control: &Control) -> std::result::Result<(), String> {
     let mut held = Vec::new();
+    let mut refused = Vec::new();
     for _ in 1..SESSIONS_NEEDED {
         let mut cmd = control.command("echo SSHTUNE-UP; cat > /dev/null");
         cmd.stdin(Stdio::piped())
@@ -244,29 +262,36 @@ fn probe(control: &Control) -> std::result::Result<(), String> {
         if let Some(out) = child.child_mut().stdout.take() {
             let _ = BufReader::new(out).read_line(&mut line);
         }
+        held.push((child, stderr));
         if line.trim() != "SSHTUNE-UP" {
-            let why = last_line(&stderr.text(Duration::from_secs(2)));
-            return Err(format!(
-                "the destination refused {} sessions on one connection: {why}",
-                held.len() + 1
-            ));
+            break;
         }
-        held.push(child);
     }
-    let out = control
-        .command("echo SSHTUNE-UP")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run ssh: {e}"))?;
-    for mut h in held {
-        drop(h.child_mut().stdin.take());
-        let _ = h.wait_timeout(Duration::from_secs(5));
+    let mut ran = held.len() == SESSIONS_NEEDED - 1;
+    if ran {
+        let out = control
+            .command("echo SSHTUNE-UP")
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run ssh: {e}"))?;
+        ran = String::from_utf8_lossy(&out.stdout).trim() == "SSHTUNE-UP";
+        refused.push(String::from_utf8_lossy(&out.stderr).into_owned());
     }
-    if String::from_utf8_lossy(&out.stdout).trim() == "SSHTUNE-UP" {
-        return Ok(());
+    for (mut child, stderr) in held {
+        drop(child.child_mut().stdin.take());
+        let _ = child.wait_timeout(Duration::from_secs(5));
+        refused.push(stderr.text(Duration::from_secs(2)));
     }
-    Err(format!(
-        "the destination refused {SESSIONS_NEEDED} sessions on one connection: {}",
-        last_line(&String::from_utf8_lossy(&out.stderr))
-    ))
+    refused.retain(|e| e.contains(MUX_REFUSED));
+    control
+        .logins
+        .fetch_add(refused.len() as u32, Ordering::SeqCst);
+    match refused.first() {
+        None if ran => Ok(()),
+        None => Err("a session through it printed nothing".into()),
+        Some(e) => Err(format!(
+            "the destination refused {SESSIONS_NEEDED} sessions on one connection: {}",
+            last_line(e)
+        )),
+    }
 }

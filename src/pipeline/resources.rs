@@ -37,6 +37,8 @@ impl RemoteDir {
             .output()
             .map_err(|e| anyhow!("cannot run ssh: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
+        self.control
+            .note_fallback(&String::from_utf8_lossy(&out.stderr));
         if crate::remote::said_ok(&stdout) {
             return Ok(());
         }

@@ -18,10 +18,11 @@ pub fn remote_call(control: &Control, script: &str, label: &str, what: &str) -> 
         .output()
         .map_err(|e| anyhow!("cannot run ssh (apt-get install openssh-client): {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    control.note_fallback(&stderr);
     if out.status.success() || remote::spoke(&stdout) {
         return Ok(stdout);
     }
-    let stderr = String::from_utf8_lossy(&out.stderr);
     Err(match classify(&stderr, out.status.code(), label) {
         SshError::Fatal(e) => e.context(format!("while {what}")),
         other => anyhow!("{label}: {other} (while {what})"),

@@ -32,8 +32,8 @@
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
 //! helper's input as octal escapes and reach cryptsetup through the shell's builtin `printf`.
 
-use crate::pipeline::scripts::wrap;
 use crate::pipeline::control::Control;
+use crate::pipeline::scripts::wrap;
 use crate::wire::sanitize::peer_text;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
