@@ -152,6 +152,12 @@ pub struct LuksSetting {
 pub struct AloneStage {
     pub stage: Stage,
     pub cipher: Option<String>,
+    /// The setting whose cells this stage was measured beside: SSH alone is measured again
+    /// right before each setting's cells, and their prediction takes that figure, of the same
+    /// minutes (a loaded or emulated machine drifts within a run). Absent for the stages
+    /// measured before the matrix, and in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     /// What the stage moved, when it is not the dataset once (ssh alone repeats the dataset
     /// until its window is long enough to time). Absent in files written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
