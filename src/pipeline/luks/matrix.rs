@@ -74,6 +74,17 @@ impl Tally {
         ));
     }
 
+    /// Takes a setting's cells out of the plan's count and seconds.
+    fn unplan(&mut self, c: &Ctx, setting: &str) {
+        self.cells_total -= c.plan.ciphers.len();
+        self.planned_total -= c
+            .plan
+            .ciphers
+            .iter()
+            .map(|x| c.cell_s(setting, x))
+            .sum::<f64>();
+    }
+
     /// `planned` seconds of plan, scaled by how the matrix has gone so far.
     fn scaled(&self, planned: f64) -> f64 {
         budget::remaining(planned, self.planned_done, self.measured_done)
@@ -195,13 +206,7 @@ pub fn matrix(
         let runs = st.error.is_none() && st.trimmed.is_none() && planned;
         if planned && !runs {
             // Trimmed or failed after the plan counted its cells.
-            tally.cells_total -= c.plan.ciphers.len();
-            tally.planned_total -= c
-                .plan
-                .ciphers
-                .iter()
-                .map(|x| c.cell_s(&st.name, x))
-                .sum::<f64>();
+            tally.unplan(c, &st.name);
         }
         let ended = if runs {
             let (rows, ended) = cells(s, agent, st, c, tally, alone);
