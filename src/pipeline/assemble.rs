@@ -107,6 +107,7 @@ pub fn report(m: Measured) -> PipelineReport {
         warnings,
         luks: None,
         jobs,
+        control: None,
     }
 }
 

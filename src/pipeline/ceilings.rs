@@ -56,7 +56,7 @@ impl Ceilings {
             stages::disk_only(
                 |script| {
                     remote_call(
-                        &s.end.target,
+                        s.control,
                         script,
                         &s.end.label,
                         "measuring the disk-only ceiling",

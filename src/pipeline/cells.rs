@@ -123,7 +123,7 @@ impl Cells<'_> {
             }
         } else {
             let out = remote_call(
-                &s.end.target,
+                s.control,
                 &scripts::reset(&self.data_dir),
                 &s.end.label,
                 "emptying the destination between runs",
@@ -208,7 +208,7 @@ impl Cells<'_> {
     fn flush(&self) -> Result<f64> {
         let s = self.s;
         let out = remote_call(
-            &s.end.target,
+            s.control,
             &scripts::flush(&self.data_dir),
             &s.end.label,
             "flushing the destination after a run",

@@ -3,7 +3,8 @@
 //! change would help. See docs/pipeline.md.
 //!
 //! `run.rs` calls the steps in order; each step is a file: `destination.rs` (where the data
-//! goes), `preflight.rs` (the remote check), `choice.rs` (ciphers and variants),
+//! goes), `control.rs` (the one connection the unmeasured commands share), `preflight.rs`
+//! (the remote check), `choice.rs` (ciphers and variants),
 //! `ceilings.rs` (stages alone), `cells.rs` (cipher × variant), `recording.rs` (both ends'
 //! samplers recording CPU around the run), `assemble.rs` (the report), `resources.rs` (what
 //! is undone, in which order); `jobs*.rs` are `--jobs N` (the split, the runs, the gain).
@@ -12,6 +13,7 @@ pub mod assemble;
 pub mod ceilings;
 pub mod cells;
 pub mod choice;
+pub mod control;
 pub mod dataset;
 pub mod destination;
 pub mod jobs;

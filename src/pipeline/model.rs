@@ -43,6 +43,24 @@ pub struct PipelineReport {
     /// `--jobs N`: N rsyncs at once beside one. Optional, as `luks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub jobs: Option<JobsSection>,
+    /// How the control traffic (destination check, samplers, `--luks` helper, emptying and
+    /// flushing between copies, clean-up) reached the destination. Absent in files written
+    /// before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<ControlInfo>,
+}
+
+/// The control traffic's connection. Each measured session (a copy, a stage alone) logs in
+/// on its own besides and is not counted here.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ControlInfo {
+    /// One ssh master connection carried the control traffic as sessions.
+    pub multiplexed: bool,
+    /// Logins the control traffic made: 1 through a master; one per command without.
+    pub logins: u32,
+    /// Why no master carried it, when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_multiplexed_because: Option<String>,
 }
 
 /// The `--luks` matrix: scratch LUKS2 volumes on a loop file beside the destination, one per
@@ -137,6 +155,12 @@ pub struct LuksSetting {
 pub struct AloneStage {
     pub stage: Stage,
     pub cipher: Option<String>,
+    /// The setting whose cells this stage was measured beside: SSH alone is measured again
+    /// right before each setting's cells, and their prediction takes that figure, of the same
+    /// minutes (a loaded or emulated machine drifts within a run). Absent for the stages
+    /// measured before the matrix, and in files written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setting: Option<String>,
     /// What the stage moved, when it is not the dataset once (ssh alone repeats the dataset
     /// until its window is long enough to time). Absent in files written before.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -2,6 +2,7 @@
 //! no remote rsync), creates the run directory, and reports what backs the destination. Its
 //! `SSHTUNE-INFO` facts are read here and nowhere else.
 
+use super::control::Control;
 use super::destination::Endpoint;
 use super::model::StorageInfo;
 use super::scripts;
@@ -31,13 +32,14 @@ pub struct RemoteSide {
 /// A dm-crypt table that cannot be read is a warning, not a refusal.
 pub fn check(
     end: &Endpoint,
+    control: &Control,
     run_dir: &str,
     rsync_path: &str,
     warnings: &mut Vec<String>,
 ) -> Result<RemoteSide> {
     let (dir, label) = (&end.dir, &end.label);
     let pre = remote_call(
-        &end.target,
+        control,
         &scripts::preflight(dir, run_dir, rsync_path),
         label,
         "checking the destination",

@@ -1,18 +1,17 @@
 //! Recording CPU and I/O around the measurements: one thread reads this machine's /proc, one
-//! reads the remote loop's output through its own ssh session; both tag each interval with
+//! reads the remote loop's output through a session of the control connection; both tag each interval with
 //! the phase the run is in. Started once the run directory exists (the remote loop is named
 //! after it), stopped after the last rsync, and turned into each row's CPU breakdown and the
 //! report's time series. Parsing and classifying one /proc block is `sampler.rs`.
 
+use super::control::Control;
 use super::model::{CpuShare, Row, Tick};
 use super::sampler::{
     delta, groups, local_block, parse_block, Known, Side, Snapshot, QUOTA_GROUP, THROTTLED_GROUP,
     TOTALS,
 };
 use super::scripts;
-use super::ssh::ssh_command;
 use crate::process::ChildGuard;
-use crate::target::SshTarget;
 use anyhow::Result;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -23,7 +22,7 @@ use std::time::{Duration, Instant};
 /// Starts both samplers. `dm_device` is the destination's dm-crypt device whose writes are
 /// counted; `token` names the remote loop so it can be told from another run's.
 pub fn start(
-    target: &SshTarget,
+    control: &Control,
     dm_device: Option<String>,
     interval_ms: u64,
     token: &str,
@@ -35,11 +34,7 @@ pub fn start(
     let interval = Duration::from_millis(interval_ms);
     let samplers = Samplers::start(
         shared.clone(),
-        ssh_command(
-            target,
-            None,
-            &scripts::sampler(interval.as_secs_f64(), token),
-        ),
+        control.command(&scripts::sampler(interval.as_secs_f64(), token)),
         interval,
     )?;
     Ok((shared, samplers))

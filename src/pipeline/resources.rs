@@ -3,20 +3,20 @@
 //! The order is fixed by what each thing needs: the remote run directory is removed through
 //! ssh, so the server (the embedded one, for a local destination) must still run; the
 //! server is stopped before its temp destination is deleted, so nothing writes into a
-//! directory being removed. The samplers are not here: they live inside the measuring
-//! step and are stopped when it returns, before this release starts.
+//! directory being removed. The remote commands of the clean-up go through the control
+//! master, which closes after them and before the server. The samplers are not here: they
+//! live inside the measuring step and are stopped when it returns, before this release starts.
 
+use super::control::{Control, Master};
 use super::model::PipelineReport;
 use super::scripts;
-use super::ssh::ssh_command;
 use crate::embedded::EmbeddedSshd;
-use crate::target::SshTarget;
 use anyhow::{anyhow, bail, Result};
 use std::process::Stdio;
 
 /// The run directory on the remote side; removed at release unless the user keeps it.
 pub struct RemoteDir {
-    pub target: SshTarget,
+    pub control: Control,
     pub path: String,
     pub label: String,
     pub keep: bool,
@@ -30,11 +30,15 @@ impl RemoteDir {
         if self.keep {
             return Ok(());
         }
-        let out = ssh_command(&self.target, None, &scripts::remove(&self.path))
+        let out = self
+            .control
+            .command(&scripts::remove(&self.path))
             .stdin(Stdio::null())
             .output()
             .map_err(|e| anyhow!("cannot run ssh: {e}"))?;
         let stdout = String::from_utf8_lossy(&out.stdout);
+        self.control
+            .note_fallback(&String::from_utf8_lossy(&out.stderr));
         if crate::remote::said_ok(&stdout) {
             return Ok(());
         }
@@ -58,6 +62,10 @@ pub struct Resources {
     /// mappings, loop device, work directory). Closed first: the mounts sit in the
     /// destination directory, and it reaches the destination through the server.
     pub luks: Option<super::luks::agent::Agent>,
+    /// The control master, closed after the clean-up commands that go through it.
+    pub master: Option<Master>,
+    /// The control traffic's handle, for the report's count of its logins.
+    pub control: Option<Control>,
 }
 
 impl Resources {
@@ -75,6 +83,10 @@ impl Resources {
                 luks.map_err(|e| anyhow!("the LUKS scratch volumes were not all removed: {e}"))?;
                 Ok(r)
             });
+        if let Some(m) = self.master.take() {
+            m.close();
+        }
+        let control = self.control.take().map(|c| c.info());
         drop(self.embedded.take());
         if keep {
             // The user asked to keep the files: an auto-created destination stays too.
@@ -82,9 +94,13 @@ impl Resources {
         }
         drop(self.auto_dir.take());
         match (result, cleaned) {
-            (Ok(r), Ok(_)) => Ok(r),
+            (Ok(mut r), Ok(_)) => {
+                r.control = control;
+                Ok(r)
+            }
             (Ok(mut r), Err(e)) => {
                 r.warnings.push(format!("{e:#}"));
+                r.control = control;
                 Ok(r)
             }
             (Err(e), Ok(_)) => Err(e),

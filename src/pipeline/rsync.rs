@@ -227,8 +227,11 @@ pub fn classify(stderr: &str, code: Option<i32>, dest: &str) -> RunError {
     let ssh = crate::target::error::classify(stderr, Some(255), dest);
     match (code, ssh) {
         (_, crate::target::SshError::Fatal(e)) => RunError::Fatal(e),
-        (Some(12) | Some(255) | Some(30) | Some(35) | None, _)
+        // 10: rsync's pipe to `ssh` broke (ssh gone with its connection), before rsync
+        // could wait for ssh's own 255.
+        (Some(10) | Some(12) | Some(255) | Some(30) | Some(35) | None, _)
             if has("Connection closed")
+                || has("error in socket IO")
                 || has("Connection reset")
                 || has("Broken pipe")
                 || has("connection unexpectedly closed")
@@ -301,6 +304,7 @@ mod tests {
         .contains("no space left on the destination"));
         assert!(fatal(classify("bash: line 1: /nope/rsync: No such file or directory\nrsync: connection unexpectedly closed (0 bytes received so far) [sender]\nrsync error: error in rsync protocol data stream (code 12)", Some(12), "h")).contains("missing"));
         assert!(fatal(classify("client_loop: send disconnect: Broken pipe\nrsync: connection unexpectedly closed (1 bytes received so far) [sender]", Some(12), "h")).contains("lost"));
+        assert!(fatal(classify("rsync: [sender] write error: Broken pipe (32)\nrsync error: error in socket IO (code 10) at io.c(849) [sender=3.2.7]", Some(10), "h")).contains("lost"));
         assert!(matches!(
             classify(
                 "Unable to negotiate with 127.0.0.1 port 2: no matching cipher found.",

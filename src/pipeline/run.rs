@@ -5,6 +5,7 @@
 use super::assemble::{self, Measured};
 use super::ceilings::Ceilings;
 use super::choice::Candidates;
+use super::control::Control;
 use super::dataset::Dataset;
 use super::destination::Endpoint;
 use super::model::{LuksSection, PipelineReport};
@@ -40,19 +41,32 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let mut warnings = Vec::new();
 
     let end = Endpoint::open(opts, say, res)?;
+    let control = open_control(&end, say, res, &mut warnings)?;
     let token = format!("sshtune-pipeline-{:08x}", rand::random::<u32>());
-    let stale = start_luks(opts, &end, &token, say, res)?;
+    let stale = start_luks(opts, &end, &control, &token, say, res)?;
     let local_rsync = local_rsync_version()?;
     let resolved = end.target.resolve()?;
     let dataset = dataset(opts, say)?;
 
     let run_dir = end.run_dir(&token);
-    let facts = check_destination(opts, &end, &run_dir, dataset.bytes, say, res, &mut warnings)?;
+    let facts = check_destination(
+        &Setup {
+            opts,
+            end: &end,
+            control: &control,
+            run_dir: &run_dir,
+            dataset: &dataset,
+            shared: &recording::Shared::default(),
+            say,
+        },
+        res,
+        &mut warnings,
+    )?;
     let cores = facts.machine.cores.or(facts.cores);
     let planned = jobs::Planned::new(opts.jobs, cores, &dataset, &mut warnings)?;
 
     let (shared, samplers) = recording::start(
-        &end.target,
+        &control,
         facts.storage.dm_device.clone(),
         opts.interval_ms,
         &token,
@@ -60,6 +74,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
     let setup = Setup {
         opts,
         end: &end,
+        control: &control,
         run_dir: &run_dir,
         dataset: &dataset,
         shared: &shared,
@@ -125,6 +140,7 @@ fn measure_in(opts: &Options, say: &dyn Fn(&str), res: &mut Resources) -> Result
 fn start_luks(
     opts: &Options,
     end: &Endpoint,
+    control: &Control,
     token: &str,
     say: &dyn Fn(&str),
     res: &mut Resources,
@@ -136,26 +152,39 @@ fn start_luks(
         "LUKS: starting the scratch-volume helper on {}",
         end.label
     ));
-    let (agent, lines) = luks::agent::Agent::start(&end.target, &end.label, &end.dir, token, say)?;
+    let (agent, lines) = luks::agent::Agent::start(control, &end.label, &end.dir, token, say)?;
     res.luks = Some(agent);
     Ok(lines)
+}
+
+/// The control connection the unmeasured commands share (registered in `res` at once, as
+/// the master and as the handle whose logins the report counts). A master that cannot be
+/// opened is a warning: the commands then log in one by one.
+fn open_control(
+    end: &Endpoint,
+    say: &dyn Fn(&str),
+    res: &mut Resources,
+    warnings: &mut Vec<String>,
+) -> Result<Control> {
+    say(&format!("opening the control connection to {}", end.label));
+    let (control, master) = Control::open(&end.target, warnings)?;
+    res.master = master;
+    res.control = Some(control.clone());
+    Ok(control)
 }
 
 /// The remote check: creates the run directory (registered in `res` at once), then refuses
 /// a destination too full for the dataset (and for the scratch volumes with `--luks`).
 fn check_destination(
-    opts: &Options,
-    end: &Endpoint,
-    run_dir: &str,
-    bytes: u64,
-    say: &dyn Fn(&str),
+    s: &Setup,
     res: &mut Resources,
     warnings: &mut Vec<String>,
 ) -> Result<preflight::RemoteSide> {
-    say(&format!("checking {} on {}", end.dir, end.label));
-    let facts = preflight::check(end, run_dir, &opts.rsync_path, warnings)?;
+    let (opts, end, run_dir, bytes) = (s.opts, s.end, s.run_dir, s.dataset.bytes);
+    (s.say)(&format!("checking {} on {}", end.dir, end.label));
+    let facts = preflight::check(end, s.control, run_dir, &opts.rsync_path, warnings)?;
     res.remote_dir = Some(RemoteDir {
-        target: end.target.clone(),
+        control: s.control.clone(),
         path: run_dir.to_string(),
         label: end.label.clone(),
         keep: opts.keep,

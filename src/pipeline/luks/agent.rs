@@ -1,6 +1,6 @@
 //! The scratch volumes on the destination, made and removed by a helper that runs there: one
-//! POSIX-sh program in one ssh session, reading one command per line and answering each with
-//! `SSHTUNE-OK …` or `SSHTUNE-ERR …`. The destination needs root, cryptsetup, util-linux and
+//! POSIX-sh program in one session of the control connection (`control.rs`), reading one
+//! command per line and answering each with `SSHTUNE-OK …` or `SSHTUNE-ERR …`. The destination needs root, cryptsetup, util-linux and
 //! e2fsprogs, and nothing of sshtune: a NAS with plain OpenSSH is enough. A local destination
 //! goes the same way, through the embedded server (root logs in to it), so one program is
 //! tested for both.
@@ -32,9 +32,8 @@
 //! hosts this is for do not have. Keys never appear on a command line: they travel on the
 //! helper's input as octal escapes and reach cryptsetup through the shell's builtin `printf`.
 
+use crate::pipeline::control::Control;
 use crate::pipeline::scripts::wrap;
-use crate::pipeline::ssh::ssh_command;
-use crate::target::SshTarget;
 use crate::wire::sanitize::peer_text;
 use anyhow::{anyhow, bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
@@ -149,14 +148,14 @@ impl Agent {
     /// runs left (said and returned, one line each, also when it then refuses) and makes its
     /// work directory in `dir`.
     pub fn start(
-        target: &SshTarget,
+        control: &Control,
         label: &str,
         dir: &str,
         token: &str,
         say: &dyn Fn(&str),
     ) -> Result<(Self, Vec<String>)> {
         crate::process::check_interrupted()?;
-        let mut cmd = ssh_command(target, None, &wrap(AGENT, &[dir, token]));
+        let mut cmd = control.command(&wrap(AGENT, &[dir, token]));
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,14 +1,14 @@
 //! The model's stages measured alone, before any volume exists: SSH alone per cipher (the
 //! dataset's bytes through `ssh -c CIPHER` into `cat`) and rsync alone (into a local temp
-//! directory). Their CPU cost per MiB comes later from the samplers' intervals (`costs.rs`).
+//! directory); SSH alone again right before each setting's cells (`matrix.rs`). Their CPU cost per MiB comes later from the samplers' intervals (`costs.rs`).
 
 use super::step::round1;
 use super::verify::files;
 use crate::pipeline::model::{AloneStage, Stage};
 use crate::pipeline::setup::Setup;
-use crate::pipeline::ssh::ssh_command;
 use crate::pipeline::{stages, MIB};
 use crate::process::check_interrupted;
+use crate::target::SshLog;
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
@@ -37,6 +37,7 @@ pub fn rsync_local(s: &Setup) -> Result<AloneStage> {
         bytes: Some(s.dataset.bytes * copies),
         stage: Stage::RsyncLocal,
         cipher: None,
+        setting: None,
         mib_s: r.median_mib_s,
         cpu_s_per_mib: None,
         method: r.method,
@@ -61,9 +62,18 @@ const ALONE_MAX_BYTES: u64 = 64 << 20;
 /// sampler's phase run between the two, so process start, handshake and login are neither
 /// timed nor charged (subtracting a separate empty session's login instead was off by as
 /// much as the transfer itself on a slow board, whose logins vary by seconds).
-pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<AloneStage> {
+/// `beside`: the setting whose cells follow (none before the matrix).
+pub fn ssh_alone(
+    s: &Setup,
+    cipher: &str,
+    beside: Option<&str>,
+    logins: &mut Vec<f64>,
+) -> Result<AloneStage> {
     check_interrupted()?;
-    (s.say)(&format!("LUKS model: SSH alone with {cipher}"));
+    (s.say)(&format!(
+        "LUKS model: SSH alone with {cipher}{}",
+        beside.map_or(String::new(), |st| format!(", beside {st}'s cells"))
+    ));
     // Read once, outside the clock: the passes only send.
     let data = load(&files(s.dataset.root()), ALONE_MAX_BYTES);
     let data = match data {
@@ -71,9 +81,11 @@ pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<Alone
         Ok(_) => bail!("the dataset is empty: nothing to send through ssh alone"),
         Err(e) => return Err(e).context("reading the dataset for ssh alone"),
     };
-    let mut cmd = ssh_command(
-        &s.end.target,
+    // A login of its own (`ControlPath=none`): the measured session shares no connection.
+    let mut cmd = s.end.target.ssh_command(
         Some(cipher),
+        None,
+        SshLog::ErrorsOnly,
         "echo SSHTUNE-READY; cat > /dev/null; echo SSHTUNE-DONE",
     );
     cmd.stdin(Stdio::piped())
@@ -95,7 +107,7 @@ pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<Alone
     let mut error = None;
     if wait_for("SSHTUNE-READY") {
         logins.push(login.elapsed().as_secs_f64());
-        s.shared.set_phase(Some(format!("luks-alone:ssh:{cipher}")));
+        s.shared.set_phase(Some(ssh_phase(cipher, beside)));
         let t = Instant::now();
         let mut passes = 0;
         while passes < ALONE_MAX_PASSES && (passes == 0 || t.elapsed().as_secs_f64() < ALONE_MIN_S)
@@ -130,6 +142,7 @@ pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<Alone
     Ok(AloneStage {
         stage: Stage::Ssh,
         cipher: Some(cipher.into()),
+        setting: beside.map(String::from),
         bytes: Some(sent),
         mib_s: error
             .is_none()
@@ -141,6 +154,20 @@ pub fn ssh_alone(s: &Setup, cipher: &str, logins: &mut Vec<f64>) -> Result<Alone
         ),
         error,
     })
+}
+
+/// The samplers' phase of SSH alone with `cipher`, before the matrix or beside `setting`.
+pub fn ssh_phase(cipher: &str, setting: Option<&str>) -> String {
+    match setting {
+        None => format!("luks-alone:ssh:{cipher}"),
+        Some(st) => format!("luks-alone@{st}:ssh:{cipher}"),
+    }
+}
+
+/// How long SSH alone's window lasted, seconds (its bytes over its rate).
+pub fn window_s(a: &AloneStage) -> Option<f64> {
+    let r = a.mib_s.filter(|r| *r > 0.0)?;
+    Some(a.bytes? as f64 / MIB / r)
 }
 
 /// The files' bytes in order, at most `cap` of them.

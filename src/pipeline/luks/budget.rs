@@ -16,6 +16,9 @@ pub struct Fixed {
     /// One copy's cost besides its data: the logins (emptying the volume, rsync, the flush)
     /// and rsync's start, from the logins of SSH alone until a cell has run.
     pub copy_s: f64,
+    /// SSH alone with one cipher, measured again before each setting's cells: its login and
+    /// window, from those before the matrix.
+    pub alone_s: f64,
 }
 
 /// What the matrix runs, and what it leaves out.
@@ -45,7 +48,7 @@ pub fn seconds(
             fixed.volume_s
                 + ciphers
                     .iter()
-                    .map(|c| f64::from(repeat) * (fixed.copy_s + data_s(s, c)))
+                    .map(|c| fixed.alone_s + f64::from(repeat) * (fixed.copy_s + data_s(s, c)))
                     .sum::<f64>()
         })
         .sum()
@@ -134,6 +137,7 @@ mod tests {
     const FIXED: Fixed = Fixed {
         volume_s: 10.0,
         copy_s: 4.0,
+        alone_s: 0.0,
     };
 
     #[test]

@@ -2,6 +2,7 @@
 //! only the samplers running), and each stage alone and each dm-crypt pass net of it. Pure:
 //! the measuring is in `run.rs`, the model in `predict.rs`.
 
+use super::alone::ssh_phase;
 use crate::pipeline::model::{AloneStage, LuksSetting};
 use crate::pipeline::recording::Interval;
 use crate::pipeline::sampler::Side;
@@ -153,7 +154,7 @@ pub fn costs(
     };
     for a in alone.iter_mut().filter(|a| a.mib_s.is_some()) {
         let cs = match &a.cipher {
-            Some(c) => core_seconds(iv, &format!("luks-alone:ssh:{c}"), same, base),
+            Some(c) => core_seconds(iv, &ssh_phase(c, a.setting.as_deref()), same, base),
             None => core_seconds(iv, "luks-alone:rsync-local", same, base),
         };
         a.cpu_s_per_mib = per_mib(cs, a.bytes.unwrap_or(bytes));
@@ -206,6 +207,7 @@ mod tests {
         let mut alone = vec![AloneStage {
             stage: crate::pipeline::model::Stage::Ssh,
             cipher: Some("a".into()),
+            setting: None,
             bytes: Some(10 << 20),
             mib_s: Some(5.0),
             cpu_s_per_mib: None,

@@ -30,7 +30,12 @@ pub fn finish(
         m.pass_bytes,
     );
     let free = free_cores(cores, base.destination(same_machine));
-    let ciphers: Vec<String> = m.alone.iter().filter_map(|a| a.cipher.clone()).collect();
+    let ciphers: Vec<String> = m
+        .alone
+        .iter()
+        .filter(|a| a.setting.is_none())
+        .filter_map(|a| a.cipher.clone())
+        .collect();
     for st in m.settings.iter_mut() {
         st.predicted_best_mib_s = predict::best(&m.alone, &ciphers, st, free);
     }
@@ -90,9 +95,7 @@ fn cell(
     let ceiling = |stage: Stage, cipher: Option<&str>, v: Option<f64>, how: &str| -> StageCeiling {
         stages::ceiling(stage, cipher, v.into_iter().collect(), how.into())
     };
-    let ssh = alone
-        .iter()
-        .find(|a| a.stage == Stage::Ssh && a.cipher.as_deref() == Some(row.cipher.as_str()));
+    let ssh = predict::ssh_stage(alone, &row.cipher, &st.name);
     let rsync = alone.iter().find(|a| a.stage == Stage::RsyncLocal);
     let ceilings = vec![
         ceiling(

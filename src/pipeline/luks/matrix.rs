@@ -2,9 +2,13 @@
 //! pass, then every cipher end to end into it, then the volume removed. The plan (`budget.rs`)
 //! is made once the first setting's volume and pass are measured, cut to `--max-time` and
 //! checked again as cells finish, the estimate said as they do; each copy is checked byte for
-//! byte; a signal or the budget leaves out what did not run, and says so.
+//! byte; a signal or the budget leaves out what did not run, and says so. Right before each
+//! cell, SSH alone with its cipher is measured again, so the model predicts the cell from a
+//! figure of the same minutes: under emulation or another tenant's load the machine's speed
+//! drifts within a run, and one figure from before the matrix was up to 2.6× off by the end.
 
 use super::agent::Agent;
+use super::alone::{ssh_alone, window_s};
 use super::step::{round2, tag, time_left};
 use super::verify::{compare, mark_differing};
 use super::volume::{self, Made};
@@ -70,6 +74,17 @@ impl Tally {
         ));
     }
 
+    /// Takes a setting's cells out of the plan's count and seconds.
+    fn unplan(&mut self, c: &Ctx, setting: &str) {
+        self.cells_total -= c.plan.ciphers.len();
+        self.planned_total -= c
+            .plan
+            .ciphers
+            .iter()
+            .map(|x| c.cell_s(setting, x))
+            .sum::<f64>();
+    }
+
     /// `planned` seconds of plan, scaled by how the matrix has gone so far.
     fn scaled(&self, planned: f64) -> f64 {
         budget::remaining(planned, self.planned_done, self.measured_done)
@@ -123,7 +138,8 @@ struct Run<'a> {
 impl Ctx<'_> {
     /// Planned seconds of one cell (all its copies).
     fn cell_s(&self, setting: &str, cipher: &str) -> f64 {
-        f64::from(self.plan.repeat) * (self.fixed.copy_s + self.basis.data_s(setting, cipher))
+        self.fixed.alone_s
+            + f64::from(self.plan.repeat) * (self.fixed.copy_s + self.basis.data_s(setting, cipher))
     }
 
     /// Planned seconds of a setting not made yet, up to its first cell.
@@ -144,7 +160,7 @@ pub fn matrix(
     s: &Setup,
     agent: &mut Agent,
     list: &mut Vec<LuksSetting>,
-    alone: &mut [AloneStage],
+    alone: &mut Vec<AloneStage>,
     inp: &Inputs,
     timing: &mut LuksTiming,
 ) -> Result<Matrix> {
@@ -190,16 +206,10 @@ pub fn matrix(
         let runs = st.error.is_none() && st.trimmed.is_none() && planned;
         if planned && !runs {
             // Trimmed or failed after the plan counted its cells.
-            tally.cells_total -= c.plan.ciphers.len();
-            tally.planned_total -= c
-                .plan
-                .ciphers
-                .iter()
-                .map(|x| c.cell_s(&st.name, x))
-                .sum::<f64>();
+            tally.unplan(c, &st.name);
         }
         let ended = if runs {
-            let (rows, ended) = cells(s, agent, st, c, tally);
+            let (rows, ended) = cells(s, agent, st, c, tally, alone);
             out.cells.push((st.name.clone(), rows));
             ended
         } else {
@@ -262,6 +272,7 @@ fn cells(
     st: &LuksSetting,
     c: &Ctx,
     tally: &mut Tally,
+    alone: &mut Vec<AloneStage>,
 ) -> (Vec<Row>, Result<()>) {
     (s.say)(&format!(
         "LUKS {}: rsync into ext4 on the scratch mapping",
@@ -272,7 +283,7 @@ fn cells(
         ..s.opts.clone()
     };
     let s = &Setup { opts: &opts, ..*s };
-    setting_cells(s, agent, st, c, tally)
+    setting_cells(s, agent, st, c, tally, alone)
 }
 
 /// The plan, once the first setting's volume is made (`first`) and the model has its
@@ -292,6 +303,8 @@ fn plan<'a>(
         volume_s: first.ready_s + first.pass_s,
         // Each copy logs in once (rsync's); the helper empties and flushes the volume.
         copy_s: timing.login_s.unwrap_or(0.0),
+        alone_s: timing.login_s.unwrap_or(0.0)
+            + stats::median(&alone.iter().filter_map(window_s).collect::<Vec<_>>()).unwrap_or(0.0),
     };
     let mut settings = list.to_vec();
     for st in settings.iter_mut().skip(1) {
@@ -315,12 +328,13 @@ fn plan<'a>(
     let estimate_s = (plan.estimate_s - fixed.volume_s).max(0.0);
     timing.estimate_s = Some(estimate_s.round());
     (s.say)(&format!(
-        "LUKS matrix: {} setting(s) × {} cipher(s) × {} copies, estimated {} (a volume and its pass {:.1} s, a copy's logins {:.1} s, its data from the model){}",
+        "LUKS matrix: {} setting(s) × {} cipher(s) × {} copies, estimated {} (a volume and its pass {:.1} s, SSH alone again per cell {:.1} s, a copy's logins {:.1} s, its data from the model){}",
         plan.settings.len(),
         plan.ciphers.len(),
         plan.repeat,
         budget::clock(estimate_s),
         fixed.volume_s,
+        fixed.alone_s,
         fixed.copy_s,
         if plan.left_out.is_empty() { String::new() } else { format!("; left out: {}", plan.left_out.join("; ")) }
     ));
@@ -355,6 +369,7 @@ fn setting_cells(
     st: &LuksSetting,
     ctx: &Ctx,
     tally: &mut Tally,
+    alone: &mut Vec<AloneStage>,
 ) -> (Vec<Row>, Result<()>) {
     let mut checks: Vec<(String, Option<String>)> = Vec::new();
     let mut previous: Option<(String, Instant)> = None;
@@ -382,6 +397,10 @@ fn setting_cells(
             if time_left(s, &ctx.timing).is_some_and(|left| left < need) {
                 return Err(OutOfTime.into());
             }
+            let t = Instant::now();
+            alone.push(ssh_alone(s, c, Some(&st.name), &mut Vec::new())?);
+            // Planned in the cell's seconds (`cell_s`), timed outside its wall.
+            tally.measured_done += t.elapsed().as_secs_f64();
             previous = Some((c.clone(), Instant::now()));
             Ok(())
         },

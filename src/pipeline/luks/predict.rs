@@ -15,9 +15,7 @@ pub const TRIM_MARGIN: f64 = 0.05;
 /// are those the stages can share: the destination's, less the load it carries anyway (the
 /// stages' costs are measured net of that load).
 pub fn cell(alone: &[AloneStage], cipher: &str, setting: &LuksSetting, cores: f64) -> Option<f64> {
-    let ssh = alone
-        .iter()
-        .find(|a| a.stage == Stage::Ssh && a.cipher.as_deref() == Some(cipher))?;
+    let ssh = ssh_stage(alone, cipher, &setting.name)?;
     let rsync = alone.iter().find(|a| a.stage == Stage::RsyncLocal)?;
     let stages = [
         (ssh.mib_s?, ssh.cpu_s_per_mib?),
@@ -31,6 +29,23 @@ pub fn cell(alone: &[AloneStage], cipher: &str, setting: &LuksSetting, cores: f6
     let cpu: f64 = stages.iter().map(|(_, c)| c).sum::<f64>() / cores.max(1.0);
     let t = slowest.max(cpu);
     (t > 0.0).then(|| round1(1.0 / t))
+}
+
+/// SSH alone with `cipher` for `setting`'s cells: the one measured beside them when it
+/// measured, else the one before the matrix.
+pub fn ssh_stage<'a>(
+    alone: &'a [AloneStage],
+    cipher: &str,
+    setting: &str,
+) -> Option<&'a AloneStage> {
+    let ssh = |a: &&AloneStage| a.stage == Stage::Ssh && a.cipher.as_deref() == Some(cipher);
+    alone
+        .iter()
+        .filter(ssh)
+        .find(|a| {
+            a.setting.as_deref() == Some(setting) && a.mib_s.is_some() && a.cpu_s_per_mib.is_some()
+        })
+        .or_else(|| alone.iter().filter(ssh).find(|a| a.setting.is_none()))
 }
 
 /// The best predicted cell of `setting` over `ciphers`.
@@ -99,6 +114,7 @@ mod tests {
             bytes: None,
             stage: serde_json::from_value(serde_json::Value::from(stage)).expect("a report word"),
             cipher: cipher.map(String::from),
+            setting: None,
             mib_s: Some(r),
             cpu_s_per_mib: Some(c),
             method: String::new(),
@@ -151,5 +167,20 @@ mod tests {
         assert!(s[0].trimmed.is_none());
         assert!(s[1].trimmed.as_deref().unwrap().contains("cannot change"));
         assert!(s[2].trimmed.as_deref().unwrap().contains("below ref"));
+    }
+
+    #[test]
+    fn a_setting_takes_ssh_alone_measured_beside_its_cells() {
+        let mut beside = stage("ssh", Some("a"), 2.0, 0.1);
+        beside.setting = Some("x".into());
+        let mut failed = stage("ssh", Some("a"), 9.0, 0.1);
+        failed.setting = Some("y".into());
+        failed.mib_s = None;
+        let alone = vec![stage("ssh", Some("a"), 4.0, 0.1), beside, failed];
+        assert_eq!(ssh_stage(&alone, "a", "x").and_then(|a| a.mib_s), Some(2.0));
+        // Not measured beside its cells (or failed there): the figure before the matrix.
+        assert_eq!(ssh_stage(&alone, "a", "y").and_then(|a| a.mib_s), Some(4.0));
+        assert_eq!(ssh_stage(&alone, "a", "z").and_then(|a| a.mib_s), Some(4.0));
+        assert!(ssh_stage(&alone, "b", "x").is_none());
     }
 }

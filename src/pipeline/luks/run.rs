@@ -66,7 +66,7 @@ pub fn measure(
     let mut logins = Vec::new();
     let mut alone = Vec::new();
     for c in ciphers {
-        alone.push(ssh_alone(s, c, &mut logins)?);
+        alone.push(ssh_alone(s, c, None, &mut logins)?);
     }
     alone.push(rsync_local(s)?);
     let mut timing = LuksTiming {

@@ -4,7 +4,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use support::pipeline::{files, kill_sshd_and_sessions, leftovers};
+use support::pipeline::{control_masters, files, kill_sshd_and_sessions, leftovers};
 use support::{output, sshtune, stderr};
 
 struct Work {
@@ -268,6 +268,8 @@ fn ctrl_c_mid_run_removes_the_run_directory_through_the_embedded_server() {
         "{rest:?}"
     );
     assert!(files(&w.dest).is_empty(), "left: {:?}", files(&w.dest));
+    // The control master (socket under the run's TMPDIR) went with the clean-up it carried.
+    assert_eq!(control_masters(&w.tmp), Vec::<String>::new());
     assert!(
         leftovers(&w.tmp).is_empty(),
         "temp files left: {:?}",

@@ -149,3 +149,110 @@ fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
         );
     }
 }
+
+/// `pipeline HOST:DIR` into a private sshd that logs every login: the destination check,
+/// samplers, emptying, flushing and clean-up share one login (the control master), each
+/// measured copy logs in on its own, and neither the master nor its socket outlives the run.
+/// Without the master the same run made nine logins (seven of them control traffic).
+#[test]
+fn control_traffic_shares_one_login_and_leaves_no_master() {
+    let _lock = support::shared();
+    let (server, o, tmp) = run_against_logging_sshd("");
+    assert!(o.status.success(), "pipeline failed: {}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(r["control"]["multiplexed"], true, "{}", r["control"]);
+    assert_eq!(r["control"]["logins"], 1, "{}", r["control"]);
+    // Two timed copies, each its own login, plus the master's.
+    assert_eq!(accepted_logins(&server), 3, "{}", sshd_log(&server));
+    assert_eq!(
+        support::pipeline::control_masters(tmp.path()),
+        Vec::<String>::new()
+    );
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "{:?}",
+        leftovers(tmp.path())
+    );
+}
+
+/// A server that allows one session per connection (`MaxSessions 1`) cannot carry the
+/// samplers and the helper on one master: the run says why and logs in once per command.
+#[test]
+fn a_server_refusing_multiplexed_sessions_gets_one_login_per_command_and_a_warning() {
+    let _lock = support::shared();
+    let (server, o, tmp) = run_against_logging_sshd("MaxSessions 1\n");
+    assert!(o.status.success(), "pipeline failed: {}", stderr(&o));
+    let r: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    assert_eq!(r["control"]["multiplexed"], false, "{}", r["control"]);
+    let why = r["control"]["not_multiplexed_because"].as_str().unwrap();
+    assert!(
+        why.contains("refused 3 sessions on one connection"),
+        "{why}"
+    );
+    let warned = r["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .is_some_and(|w| w.starts_with("no shared control connection"))
+    });
+    assert!(warned, "{}", r["warnings"]);
+    // The refused master's, the two probe sessions it refused (ssh then logs in on its own),
+    // then one each: the check, the sampler, 2 × (empty, flush), the removal.
+    let logins = r["control"]["logins"].as_u64().unwrap();
+    assert_eq!(logins, 10, "{}", r["control"]);
+    assert_eq!(
+        accepted_logins(&server),
+        logins as usize + 2,
+        "{}",
+        sshd_log(&server)
+    );
+    assert_eq!(
+        support::pipeline::control_masters(tmp.path()),
+        Vec::<String>::new()
+    );
+    assert!(
+        leftovers(tmp.path()).is_empty(),
+        "{:?}",
+        leftovers(tmp.path())
+    );
+}
+
+/// Two timed whole-file copies of a small dataset into a private sshd (its `extra` config
+/// first, logging every login), as HOST:DIR; the server, the run's output and its TMPDIR.
+fn run_against_logging_sshd(
+    extra: &str,
+) -> (
+    sshtune::embedded::EmbeddedSshd,
+    std::process::Output,
+    tempfile::TempDir,
+) {
+    let server = sshtune::embedded::EmbeddedSshd::start(&format!("{extra}LogLevel INFO\n"))
+        .expect("starting a private sshd");
+    let dest = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cmd = sshtune();
+    cmd.env("TMPDIR", tmp.path())
+        .arg("pipeline")
+        .args(&server.target.options)
+        .arg(format!(
+            "{}:{}",
+            server.target.destination,
+            dest.path().display()
+        ))
+        .args(["--no-ceilings", "--ciphers", "aes128-ctr"])
+        .args(["--variants", "whole-file", "--repeat", "2", "--size", "4M"])
+        .args(["-q", "--format", "json"]);
+    let o = output(&mut cmd);
+    assert!(files(dest.path()).is_empty(), "{:?}", files(dest.path()));
+    (server, o, tmp)
+}
+
+fn sshd_log(server: &sshtune::embedded::EmbeddedSshd) -> String {
+    std::fs::read_to_string(server.dir().join("sshd.log")).unwrap_or_default()
+}
+
+/// Logins sshd accepted, from its log.
+fn accepted_logins(server: &sshtune::embedded::EmbeddedSshd) -> usize {
+    sshd_log(server)
+        .lines()
+        .filter(|l| l.contains("Accepted publickey"))
+        .count()
+}

@@ -64,6 +64,7 @@ tt=$(( $(date +%s) - tt )); kill -TERM $p; t=0; wait $p || t=$?; echo $t > {w}/t
 dmsetup ls | grep '^sshtune-[0-9]' > {w}/term.left || true
 losetup -a | grep -v '/tmp/luks.img' >> {w}/term.left || true
 ls -d /tmp/mnt/sshtune-* >> {w}/term.left 2>/dev/null || true
+grep -l -a -s '[C]ontrolMaster=yes' /proc/[0-9]*/cmdline >> {w}/term.left || true
 d=$(( tt * 3 / 2 )); [ $d -ge 60 ] || d=60; echo $d > {w}/budget.d
 t0=$(date +%s); brc=0
 {bin} pipeline /tmp/mnt --size 1M --ciphers aes128-ctr,aes256-gcm@openssh.com --variants whole-file --repeat 2 --no-ceilings --luks --luks-settings xts256,xts256-4k,xts256-nowq --no-trim --max-time ${{d}}s --format json --output {w}/budget.json 2> {w}/budget.err || brc=$?; echo $brc > {w}/budget.rc
@@ -384,8 +385,9 @@ fn board(w: &Path) {
     }
 }
 
-/// The run stopped with SIGTERM after its first cell: exit 130, nothing of it left, and the
-/// report of the cell it measured, marked partial, naming the cell it did not.
+/// The run stopped with SIGTERM after its first cell: exit 130, nothing of it left (its ssh
+/// control master included), and the report of the cell it measured, marked partial, naming
+/// the cell it did not.
 fn interrupted(w: &Path) {
     let err = std::fs::read_to_string(w.join("term.err")).unwrap_or_default();
     let rc = std::fs::read_to_string(w.join("term.rc")).unwrap_or_default();

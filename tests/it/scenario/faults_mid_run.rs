@@ -411,6 +411,11 @@ fn link_down_for_10_s_during_pipeline_ends_in_bounded_time_leaving_nothing() {
     rows_measured_or_named(&o, "rows");
     assert!(support::pipeline::leftovers(dest.path()).is_empty());
     assert!(support::pipeline::leftovers(tmp.path()).is_empty());
+    // The control master (its socket under the run's TMPDIR) went with the run.
+    assert_eq!(
+        support::pipeline::control_masters(tmp.path()),
+        Vec::<String>::new()
+    );
 }
 
 /// A filler that takes every free byte of the filesystem holding `dir`, as another writer would.

@@ -139,3 +139,20 @@ pub fn kill_sshd_and_sessions(server_dir: &Path) {
         let _ = kill(Pid::from_raw(p as i32), Signal::SIGKILL);
     }
 }
+
+/// The ssh control masters still running whose socket lies under `tmp` (the run's TMPDIR):
+/// their command lines. Read from /proc, so a master whatever its parent counts.
+pub fn control_masters(tmp: &Path) -> Vec<String> {
+    let needle = format!("ControlPath={}", tmp.display());
+    let mut found = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(raw) = fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&raw).replace('\0', " ");
+        if cmdline.contains("ControlMaster=yes") && cmdline.contains(&needle) {
+            found.push(cmdline);
+        }
+    }
+    found
+}
