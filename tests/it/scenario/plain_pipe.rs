@@ -25,8 +25,6 @@
 
 use crate::support;
 
-use nix::sched::{sched_getaffinity, CpuSet};
-use nix::unistd::Pid;
 use sshtune::embedded::EmbeddedSshd;
 use sshtune::embedded::Options;
 use sshtune::target::SshTarget;
@@ -34,7 +32,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 use support::exclusive;
-use support::scenario::{agreeing, bench, median_and_spread};
+use support::scenario::{agreeing, bench, median_and_spread, taskset, two_cpus};
 
 const CIPHER: &str = "aes128-ctr";
 /// A plain transfer lasts at least this long after the login, so the few milliseconds around
@@ -117,19 +115,6 @@ enum Feed {
     Dd,
     /// `head -c N /dev/zero`: 8 KiB writes, as users often type it.
     Head,
-}
-
-/// The two CPUs the bench pins its ends to when the server is this machine: the first two
-/// this process may use (client, server); None on one CPU, where the bench does not pin.
-fn two_cpus() -> Option<(usize, usize)> {
-    let set = sched_getaffinity(Pid::from_raw(0)).expect("affinity");
-    let mut allowed = (0..CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false));
-    Some((allowed.next()?, allowed.next()?))
-}
-
-/// A command prefix holding a program (and its children) to one CPU.
-fn taskset(cpu: usize) -> Vec<String> {
-    vec!["taskset".into(), "-c".into(), cpu.to_string()]
 }
 
 /// `program` under `taskset -c CPU` when `cpu` is given.

@@ -289,3 +289,16 @@ pub fn assert_agree(what: &str, a: f64, b: f64, tol: f64) {
         (a - b) / b * 100.0
     );
 }
+
+/// The two CPUs the bench pins its ends to when the server is this machine: the first two
+/// this process may use (client, server); None on one CPU, where the bench does not pin.
+pub fn two_cpus() -> Option<(usize, usize)> {
+    let set = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0)).expect("affinity");
+    let mut allowed = (0..nix::sched::CpuSet::count()).filter(|&c| set.is_set(c).unwrap_or(false));
+    Some((allowed.next()?, allowed.next()?))
+}
+
+/// A command prefix holding a program (and its children) to one CPU.
+pub fn taskset(cpu: usize) -> Vec<String> {
+    vec!["taskset".into(), "-c".into(), cpu.to_string()]
+}
