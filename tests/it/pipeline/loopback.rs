@@ -164,15 +164,7 @@ fn control_traffic_shares_one_login_and_leaves_no_master() {
     assert_eq!(r["control"]["logins"], 1, "{}", r["control"]);
     // Two timed copies, each its own login, plus the master's.
     assert_eq!(accepted_logins(&server), 3, "{}", sshd_log(&server));
-    assert_eq!(
-        support::pipeline::control_masters(tmp.path()),
-        Vec::<String>::new()
-    );
-    assert!(
-        leftovers(tmp.path()).is_empty(),
-        "{:?}",
-        leftovers(tmp.path())
-    );
+    no_master_and_nothing_left(tmp.path());
 }
 
 /// A server that allows one session per connection (`MaxSessions 1`) cannot carry the
@@ -204,15 +196,7 @@ fn a_server_refusing_multiplexed_sessions_gets_one_login_per_command_and_a_warni
         "{}",
         sshd_log(&server)
     );
-    assert_eq!(
-        support::pipeline::control_masters(tmp.path()),
-        Vec::<String>::new()
-    );
-    assert!(
-        leftovers(tmp.path()).is_empty(),
-        "{:?}",
-        leftovers(tmp.path())
-    );
+    no_master_and_nothing_left(tmp.path());
 }
 
 /// Two timed whole-file copies of a small dataset into a private sshd (its `extra` config
@@ -255,4 +239,13 @@ fn accepted_logins(server: &sshtune::embedded::EmbeddedSshd) -> usize {
         .lines()
         .filter(|l| l.contains("Accepted publickey"))
         .count()
+}
+
+/// No control master still runs for `tmp`'s runs, and nothing of the run is left in `tmp`.
+fn no_master_and_nothing_left(tmp: &std::path::Path) {
+    assert_eq!(
+        support::pipeline::control_masters(tmp),
+        Vec::<String>::new()
+    );
+    assert!(leftovers(tmp).is_empty(), "{:?}", leftovers(tmp));
 }
