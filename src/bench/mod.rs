@@ -27,6 +27,7 @@ pub mod stats;
 pub mod streams;
 pub mod streams_gain;
 pub mod suite;
+pub mod thorough;
 pub mod transfer;
 pub mod verdict;
 pub mod window;

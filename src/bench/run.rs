@@ -1,22 +1,15 @@
-//! The measurement loop: warm up and size each transfer, take the samples, summarise them.
-//! This is the thorough mode (a fixed count of samples of a fixed least length); the default
-//! mode, samples sized by stability and racing, is `adaptive`, which reuses its sizing and
-//! summary.
+//! What both sampling modes share: the plan (`Sampling`), what the verdict needs beyond the
+//! samples (`Context`), the sizing step and a row's summary. The thorough mode's loop is
+//! `thorough`, the default mode's `adaptive`.
 
-use super::executor::{Executor, Job, Pairs, Sample};
+use super::executor::{Pairs, Sample};
 use super::model::{Direction, ResultRow};
 use super::stats;
 use super::verdict::{self, Evidence};
-use crate::process;
-use crate::progress::Progress;
-use crate::target::SshError;
-use anyhow::Result;
 
 const MIB: u64 = 1024 * 1024;
 /// Adaptive sizing never asks for more than this per transfer.
 pub const MAX_SIZE: u64 = 16 * 1024 * MIB;
-/// Bound on sizing rounds, so a peer whose speed keeps changing cannot stall the run.
-const MAX_SIZING_ROUNDS: u32 = 8;
 
 /// What to measure and how often: the pairs, directions, repeats, warm-ups and sizing.
 #[derive(Debug, Clone)]
@@ -47,116 +40,6 @@ pub struct Context {
     pub ceiling_cpu_bound: [Option<verdict::Side>; 2],
     /// Both ends on one machine with this many cores.
     pub shared_cores: Option<f64>,
-}
-
-/// Runs the sampling plan. Errors that concern one cipher become rows; a fatal error aborts.
-pub fn run(
-    exec: &mut dyn Executor,
-    sampling: &Sampling,
-    ctx: Context,
-    progress: &dyn Progress,
-) -> Result<Vec<ResultRow>> {
-    progress.begin((sampling.pairs.len() * sampling.directions.len()) as u64);
-    let mut rows = Vec::new();
-    for (cipher, mac) in &sampling.pairs {
-        let mut refused: Option<String> = None;
-        for &direction in &sampling.directions {
-            process::check_interrupted()?;
-            let row = match &refused {
-                Some(why) => ResultRow::failed(
-                    exec.engine(),
-                    cipher,
-                    mac.as_deref(),
-                    direction,
-                    why.clone(),
-                ),
-                None => {
-                    progress.status(&format!("{cipher} {direction}"));
-                    match measure(exec, sampling, ctx, cipher, mac.as_deref(), direction) {
-                        Ok(row) => row,
-                        Err(SshError::Fatal(e)) => return Err(e),
-                        Err(SshError::Refused(why)) => {
-                            refused = Some(why.clone());
-                            ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why)
-                        }
-                        Err(SshError::Failed(why)) => {
-                            ResultRow::failed(exec.engine(), cipher, mac.as_deref(), direction, why)
-                        }
-                    }
-                }
-            };
-            progress.step(&super::progress::row_line(&row));
-            rows.push(row);
-        }
-    }
-    progress.finish();
-    Ok(rows)
-}
-
-fn measure(
-    exec: &mut dyn Executor,
-    sampling: &Sampling,
-    ctx: Context,
-    cipher: &str,
-    mac: Option<&str>,
-    direction: Direction,
-) -> Result<ResultRow, SshError> {
-    let job = |bytes| Job {
-        cipher,
-        mac,
-        direction,
-        bytes,
-    };
-    let mut size = sampling.fixed_size.unwrap_or(sampling.initial_size).max(1);
-    match sampling.fixed_size {
-        Some(_) => {
-            for _ in 0..sampling.warmup {
-                exec.transfer(&job(size))?;
-            }
-        }
-        None => {
-            // Warm-up doubles as sizing: grow until one transfer lasts long enough.
-            let mut rounds = 0;
-            loop {
-                let s = exec.transfer(&job(size))?;
-                rounds += 1;
-                let long_enough = s.seconds >= sampling.min_duration_s;
-                if (long_enough && rounds >= sampling.warmup.max(1))
-                    || rounds >= MAX_SIZING_ROUNDS
-                    || size >= MAX_SIZE
-                {
-                    break;
-                }
-                if !long_enough {
-                    size = next_size(size, s.seconds, sampling.min_duration_s);
-                }
-            }
-        }
-    }
-    let mut samples: Vec<Sample> = Vec::new();
-    for _ in 0..sampling.repeat.max(1) {
-        match exec.transfer(&job(size)) {
-            Ok(s) => samples.push(s),
-            Err(SshError::Failed(why)) if !samples.is_empty() => {
-                let mut row = summarise(exec.engine(), cipher, mac, direction, size, &samples, ctx);
-                row.error = Some(format!("after {} samples: {why}", samples.len()));
-                row.verdict = None;
-                row.verdict_reason = None;
-                row.verdict_rule = None;
-                return Ok(row);
-            }
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(summarise(
-        exec.engine(),
-        cipher,
-        mac,
-        direction,
-        size,
-        &samples,
-        ctx,
-    ))
 }
 
 /// Aims 25% past the target so the next round usually suffices; grows at least 1.5× and at
@@ -259,99 +142,6 @@ pub fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::model::Verdict;
-    use std::cell::RefCell;
-
-    /// A scripted executor: it tests the loop's bookkeeping, never a product number.
-    struct Scripted {
-        rate_mib_s: f64,
-        refuse: &'static str,
-        sizes: RefCell<Vec<u64>>,
-    }
-
-    impl Executor for Scripted {
-        fn engine(&self) -> &'static str {
-            "scripted"
-        }
-        fn transfer(&mut self, job: &Job) -> Result<Sample, SshError> {
-            if job.cipher == self.refuse {
-                return Err(SshError::Refused("cipher not offered by the server".into()));
-            }
-            self.sizes.borrow_mut().push(job.bytes);
-            Ok(Sample {
-                bytes: job.bytes,
-                seconds: job.bytes as f64 / MIB as f64 / self.rate_mib_s,
-                client_cpu_s: Some(job.bytes as f64 / MIB as f64 / self.rate_mib_s * 0.99),
-                server_cpu_s: Some(0.0),
-                ..Sample::default()
-            })
-        }
-    }
-
-    fn plan(fixed: Option<u64>) -> Sampling {
-        Sampling {
-            pairs: vec![
-                ("aes128-ctr".into(), Some("hmac-sha2-256".into())),
-                ("x".into(), None),
-            ],
-            directions: vec![Direction::Upload, Direction::Download],
-            repeat: 3,
-            warmup: 1,
-            fixed_size: fixed,
-            initial_size: 8 * MIB,
-            min_duration_s: 2.0,
-            max_time_s: None,
-        }
-    }
-
-    #[test]
-    fn adaptive_sizing_reaches_the_minimum_duration() {
-        let mut ex = Scripted {
-            rate_mib_s: 100.0,
-            refuse: "x",
-            sizes: RefCell::new(vec![]),
-        };
-        let rows = run(
-            &mut ex,
-            &plan(None),
-            Context::default(),
-            &crate::progress::Silent,
-        )
-        .unwrap();
-        assert_eq!(rows.len(), 4);
-        let up = &rows[0];
-        assert_eq!(up.samples.len(), 3);
-        assert!(
-            up.bytes as f64 / MIB as f64 / 100.0 >= 2.0,
-            "size {}",
-            up.bytes
-        );
-        assert_eq!(up.verdict, Some(Verdict::ClientCpu));
-        assert!(rows[2].error.as_deref().unwrap().contains("not offered"));
-        assert!(
-            rows[3].error.is_some(),
-            "download row of a refused cipher says so too"
-        );
-    }
-
-    #[test]
-    fn fixed_size_is_respected() {
-        let mut ex = Scripted {
-            rate_mib_s: 100.0,
-            refuse: "x",
-            sizes: RefCell::new(vec![]),
-        };
-        run(
-            &mut ex,
-            &plan(Some(3 * MIB)),
-            Context::default(),
-            &crate::progress::Silent,
-        )
-        .unwrap();
-        assert!(ex.sizes.borrow().iter().all(|&s| s == 3 * MIB));
-        // 1 warm-up + 3 samples, two directions.
-        assert_eq!(ex.sizes.borrow().len(), 8);
-    }
 
     #[test]
     fn next_size_grows_within_bounds() {

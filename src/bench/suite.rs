@@ -12,6 +12,7 @@ use super::native::NativeEngine;
 use super::openssh::OpenSshEngine;
 use super::options::Options;
 use super::run::{self, Sampling};
+use super::thorough;
 use crate::progress::Progress;
 use crate::{cgroup, process, sysinfo};
 use anyhow::Result;
@@ -94,7 +95,7 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         let shown = progress();
         let mut rows = match adaptive {
             Some(a) => super::adaptive::run(engine.as_mut(), &sampling, &a, ctx, shown.as_ref())?,
-            None => run::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
+            None => thorough::run(engine.as_mut(), &sampling, ctx, shown.as_ref())?,
         };
         super::streams::run(engine.as_ref(), &facts, &mut rows, opts, shown.as_ref())?;
         stream_rows(shown.as_ref(), &rows);

@@ -32,6 +32,8 @@ pub(super) struct Race<'r> {
     pub(super) total: usize,
     /// Whether the pair starting now had its session opened ahead (`Executor::prepare`).
     pub(super) opened_ahead: bool,
+    /// The racing round under way: 0 during the first rounds.
+    pub(super) round: u32,
 }
 
 impl<'r> Race<'r> {
@@ -54,6 +56,7 @@ impl<'r> Race<'r> {
             failed: Vec::new(),
             total,
             opened_ahead: false,
+            round: 0,
         }
     }
 
@@ -174,7 +177,7 @@ impl<'r> Race<'r> {
             error: None,
             stopped: None,
             done: false,
-            visits: 1,
+            last_round: 0,
         })
     }
 

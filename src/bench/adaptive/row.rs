@@ -1,4 +1,4 @@
-//! One row as the run measures it: its samples, size, visits and why it stopped.
+//! One row as the run measures it: its samples, size, latest round and why it stopped.
 
 use crate::bench::executor::Sample;
 use crate::bench::model::Direction;
@@ -14,8 +14,8 @@ pub(super) struct Row {
     pub(super) stopped: Option<&'static str>,
     /// No more samples: decided, budget used, or failed.
     pub(super) done: bool,
-    /// Times the run came to this row: its first round, each racing round, the revisit.
-    pub(super) visits: u32,
+    /// The round of its latest sample: 0 for its first round, then the racing round's number.
+    pub(super) last_round: u32,
 }
 
 impl Row {

@@ -29,6 +29,7 @@ impl Race<'_> {
             }
             self.total += open.len();
             self.progress.begin(self.total as u64);
+            self.round += 1;
             for i in open {
                 process::check_interrupted()?;
                 self.race_sample(i, "racing")?;
@@ -36,13 +37,18 @@ impl Race<'_> {
         }
     }
 
-    /// The last visit: every row whose samples all come from its first round (decided there)
-    /// gets one more sample now, at the run's end. A row's first round takes its samples
-    /// within a second or two; whatever lasts longer than that and changes during the run (a
-    /// neighbour's load, where the scheduler put a remote server's processes) would move the
-    /// rows measured while it lasted and leave the others, and their ranges could not show
-    /// it. With two visits far apart, such a drift widens every row's range alike. Skipped
-    /// once `--max-time` is spent.
+    /// The last visit: every row not sampled in the last racing round gets one more sample
+    /// now, at the run's end: the rows decided in their first round, and the contenders
+    /// ordered or tied before the racing ended. A row's first round takes its samples within
+    /// a second or two, and the racing rounds follow one another within seconds; whatever
+    /// lasts longer than that and changes during the run (a neighbour's load, the native
+    /// engine's rate level, where the scheduler put a remote server's processes) would move
+    /// the rows measured while it lasted and leave the others, and their ranges could not
+    /// show it: the two back-to-back samples of a first round agreed within 2.5% (median over
+    /// rows) while the row's sample at the run's end sat 5.1% from them (docs/measurements.md,
+    /// "Time to an answer"). With every row's samples reaching from its first round to the
+    /// run's end, such a drift widens every row's range alike. Skipped once `--max-time` is
+    /// spent.
     pub(super) fn revisit(&mut self) -> Result<()> {
         if !self.adaptive.revisit || self.budget.exhausted() {
             return Ok(());
@@ -50,7 +56,9 @@ impl Race<'_> {
         let due: Vec<usize> = (0..self.rows.len())
             .filter(|&i| {
                 let r = &self.rows[i];
-                r.visits == 1 && r.error.is_none() && !r.samples.is_empty()
+                // A row sampled in the last racing round has a sample at the end already.
+                let at_end = r.last_round > 0 && r.last_round == self.round;
+                r.error.is_none() && !r.samples.is_empty() && !at_end
             })
             .collect();
         self.total += due.len();
@@ -65,7 +73,7 @@ impl Race<'_> {
     /// One more sample of row `i` (`phase`: racing, revisit).
     pub(super) fn race_sample(&mut self, i: usize, phase: &str) -> Result<()> {
         let r = &mut self.rows[i];
-        r.visits += 1;
+        r.last_round = self.round;
         self.progress
             .status(&status(&r.cipher, r.direction, &self.budget));
         let job = Job {

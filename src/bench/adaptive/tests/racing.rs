@@ -101,7 +101,7 @@ fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
         error: None,
         stopped: None,
         done: false,
-        visits: 1,
+        last_round: 0,
     };
     let mut rows = vec![
         row("lead", &[400.0, 410.0]),
@@ -137,7 +137,7 @@ fn an_overlapping_row_is_ordered_by_its_median_after_three_samples() {
         error: None,
         stopped: None,
         done: false,
-        visits: 1,
+        last_round: 0,
     };
     let mut noise = Noise::default();
     noise.record(0.10);
