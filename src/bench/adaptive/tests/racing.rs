@@ -190,3 +190,42 @@ fn without_racing_every_row_gets_its_samples() {
         .iter()
         .all(|r| r.samples.len() == 5 && r.stopped.is_none()));
 }
+
+/// A contender ordered or tied before the racing ends is visited at the run's end too: its
+/// samples would otherwise all come from the run's first seconds. Rows sampled in the last
+/// racing round are not: they have a sample at the end already.
+#[test]
+fn a_contender_that_stopped_early_is_visited_again_at_the_end() {
+    let mut ex = Scripted::new(
+        &[("lead", 400.0), ("close", 395.0), ("near", 360.0)],
+        0.0,
+        0.01,
+    );
+    // One of near's first-round transfers reads fast, into the leader's range: it races, and
+    // is ordered after its first racing sample, while lead and close race one round more.
+    ex.disturbed = vec![(12, 0.85)];
+    let a = Adaptive {
+        revisit: true,
+        ..adaptive()
+    };
+    let rows = run(
+        &mut ex,
+        &plan(&["lead", "close", "near"]),
+        &a,
+        Context::default(),
+        &Quiet,
+    )
+    .unwrap();
+    let near = rows.iter().find(|r| r.cipher == "near").unwrap();
+    assert_eq!(near.stopped.as_deref(), Some("ordered"), "{near:?}");
+    assert_eq!(near.samples.len(), 4, "{near:?}");
+    assert_eq!(ex.calls.last().map(|c| c.0.as_str()), Some("near"));
+    // The first rounds take 15 transfers; racing round 1 samples all three, round 2 the two
+    // still open, and the last visit only near.
+    let after: Vec<&str> = ex.calls[15..].iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(after, ["lead", "close", "near", "lead", "close", "near"]);
+    for c in ["lead", "close"] {
+        let r = rows.iter().find(|r| r.cipher == c).unwrap();
+        assert_eq!(r.samples.len(), 4, "{c}: {r:?}");
+    }
+}
