@@ -22,6 +22,7 @@ use anyhow::Result;
 const MAX_SIZING_ROUNDS: u32 = 8;
 
 /// One planned row: sized, and sampled once per visit; or failed, with the row to report.
+#[derive(Clone)]
 struct Row {
     cipher: String,
     mac: Option<String>,
@@ -57,10 +58,19 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
     let visits = sampling.repeat.max(1);
-    let planned = sampling.pairs.len() * sampling.directions.len();
-    progress.begin((planned as u64) * u64::from(visits));
+    // One step per row, finished when the last visit has sampled it or it failed.
+    progress.begin((sampling.pairs.len() * sampling.directions.len()) as u64);
+    let engine = exec.engine();
+    let done = |row: &Row| {
+        progress.step(&super::progress::row_line(&finish(
+            engine,
+            row.clone(),
+            ctx,
+        )))
+    };
     let mut rows = sized(exec, sampling, progress)?;
-    for _ in 0..visits {
+    rows.iter().filter(|r| !r.live()).for_each(done);
+    for visit in 1..=visits {
         for row in rows.iter_mut().filter(|r| r.live()) {
             process::check_interrupted()?;
             progress.status(&format!("{} {}", row.cipher, row.direction));
@@ -69,27 +79,18 @@ pub fn run(
                 Err(SshError::Fatal(e)) => return Err(e),
                 Err(SshError::Failed(why) | SshError::Refused(why)) => {
                     if row.samples.is_empty() {
-                        let r = ResultRow::failed(
-                            exec.engine(),
-                            &row.cipher,
-                            row.mac.as_deref(),
-                            row.direction,
-                            why,
-                        );
-                        row.failed = Some(r);
+                        row.failed = Some(failed(exec, row, why));
                     } else {
                         row.error = Some(format!("after {} samples: {why}", row.samples.len()));
                     }
                 }
             }
+            if visit == visits || !row.live() {
+                done(row);
+            }
         }
     }
-    let engine = exec.engine();
-    let out = rows
-        .into_iter()
-        .map(|r| finish(engine, r, ctx))
-        .inspect(|r| progress.step(&super::progress::row_line(r)))
-        .collect();
+    let out = rows.into_iter().map(|r| finish(engine, r, ctx)).collect();
     progress.finish();
     Ok(out)
 }
@@ -344,5 +345,37 @@ mod tests {
             .unwrap()
             .starts_with("after 1 samples"));
         assert_eq!(rows[2].verdict, None);
+    }
+
+    /// Counts what the loop tells the person waiting.
+    #[derive(Default)]
+    struct Counted {
+        total: std::cell::Cell<u64>,
+        steps: RefCell<Vec<String>>,
+    }
+
+    impl Progress for Counted {
+        fn begin(&self, total: u64) {
+            self.total.set(total);
+        }
+        fn status(&self, _: &str) {}
+        fn note(&self, _: &str) {}
+        fn step(&self, line: &str) {
+            self.steps.borrow_mut().push(line.to_string());
+        }
+        fn finish(&self) {}
+    }
+
+    #[test]
+    fn each_row_is_one_step_finished_by_its_last_sample_or_its_failure() {
+        let mut ex = Scripted::new("x");
+        let shown = Counted::default();
+        run(&mut ex, &plan(Some(MIB)), Context::default(), &shown).unwrap();
+        let steps = shown.steps.borrow();
+        assert_eq!(shown.total.get(), 4);
+        assert_eq!(steps.len(), 4, "{steps:?}");
+        // The refused pair's rows fail in the warm-ups, before any visit ends a row.
+        assert!(steps[0].starts_with("x upload") && steps[0].contains("not offered"));
+        assert!(steps[2].starts_with("aes128-ctr upload") && steps[2].contains("(3 samples)"));
     }
 }
