@@ -21,6 +21,7 @@ pub mod md_table;
 pub mod outputs;
 pub mod pipeline;
 pub mod pipeline_jobs;
+pub mod pipeline_jobs_csv;
 pub mod placement;
 pub mod probe;
 pub mod ranking;

@@ -2,6 +2,7 @@
 //! that the report does not already hold.
 
 use super::md_table::{markdown_table, Align};
+use super::pipeline_jobs_csv as jobs_csv;
 use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, Stage, StageCeiling};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
@@ -430,13 +431,18 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
             "bound_by",
         ]);
     }
+    let jobs = report.jobs.as_ref();
+    if jobs.is_some() {
+        h.extend(jobs_csv::HEAD);
+    }
     w.write_record(&h)?;
+    let one = || jobs.map(|_| jobs_csv::one()).unwrap_or_default();
+    let no_luks = || vec![String::new(); if luks.is_some() { 4 } else { 0 }];
     for r in &report.rows {
         let ssh = ssh_for(report, &r.cipher).and_then(|c| c.median_mib_s);
         let mut rec = csv_record(r, ssh, &groups);
-        if luks.is_some() {
-            rec.extend([String::new(), String::new(), String::new(), String::new()]);
-        }
+        rec.extend(no_luks());
+        rec.extend(one());
         w.write_record(&rec)?;
     }
     for c in luks.map(|l| l.cells.as_slice()).unwrap_or_default() {
@@ -447,6 +453,14 @@ pub(crate) fn csv(report: &PipelineReport) -> anyhow::Result<String> {
             csv_figure(c.error_pct),
             c.bound_by.clone(),
         ]);
+        rec.extend(one());
+        w.write_record(&rec)?;
+    }
+    for (r, cells) in jobs.map(jobs_csv::lines).unwrap_or_default() {
+        let ssh = ssh_for(report, &r.cipher).and_then(|c| c.median_mib_s);
+        let mut rec = csv_record(&r, ssh, &groups);
+        rec.extend(no_luks());
+        rec.extend(cells);
         w.write_record(&rec)?;
     }
     Ok(String::from_utf8(w.into_inner()?)?)

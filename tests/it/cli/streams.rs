@@ -105,6 +105,36 @@ fn two_streams_report_the_aggregate_each_stream_both_ends_cpu_and_the_gain() {
         "{md}"
     );
     assert!(md.contains(&format!(" upload: {label}:")), "{md}");
+    // CSV: the same line carries the streams' figures.
+    let csv = support::csv_lines(&support::ok(&output(
+        sshtune()
+            .arg("report")
+            .arg(json.path())
+            .args(["--format", "csv"]),
+    )));
+    assert_eq!(csv.len(), 1, "{csv:#?}");
+    let line = &csv[0];
+    assert_eq!(line["cipher"], "aes128-ctr", "{line:#?}");
+    assert_eq!(line["streams"], "2", "{line:#?}");
+    let num = |k: &str| line[k].parse::<f64>().unwrap();
+    assert!((num("streams_median_mib_s") - m).abs() < 1e-3, "{line:#?}");
+    assert!((num("streams_min_mib_s") - lo).abs() < 1e-3);
+    assert!((num("streams_max_mib_s") - hi).abs() < 1e-3);
+    assert!((num("streams_gain") - gm).abs() < 1e-3, "{line:#?}");
+    assert!((num("streams_gain_min") - glo).abs() < 1e-3);
+    assert!((num("streams_gain_max") - ghi).abs() < 1e-3);
+    assert_eq!(
+        line["streams_gain_significant"],
+        g["significant"].to_string()
+    );
+    assert_eq!(
+        line["streams_samples_mib_s"].split(';').count(),
+        samples.len()
+    );
+    assert_eq!(line["streams_per_stream_mib_s"].split(';').count(), 2);
+    assert!(num("streams_client_cpu_pct") >= 0.0, "{line:#?}");
+    assert_eq!(line["streams_note"], note);
+    assert_eq!(line["streams_error"], "");
 }
 
 #[test]

@@ -127,6 +127,28 @@ fn two_jobs_copy_every_file_once_and_report_the_gain_over_one_rsync() {
         html.contains("<h2>Parallel rsync: 2 jobs at once"),
         "{html}"
     );
+    // CSV: `jobs` 1 on the one-rsync line, and a line for the two jobs with their figures.
+    let csv = support::csv_lines(&support::ok(&output(
+        sshtune().arg("report").arg(&json).args(["--format", "csv"]),
+    )));
+    assert_eq!(csv.len(), 2, "{csv:#?}");
+    let (one_line, jobs_line) = (&csv[0], &csv[1]);
+    assert_eq!(one_line["jobs"], "1", "{one_line:#?}");
+    assert_eq!(one_line["jobs_gain"], "", "{one_line:#?}");
+    assert_eq!(jobs_line["jobs"], "2", "{jobs_line:#?}");
+    assert_eq!(jobs_line["cipher"], "aes128-ctr");
+    assert_eq!(jobs_line["variant"], "whole-file");
+    assert_eq!(jobs_line["bytes"], r["dataset"]["bytes"].to_string());
+    let num = |k: &str| jobs_line[k].parse::<f64>().unwrap();
+    assert!((num("median_mib_s") - m).abs() < 1e-3, "{jobs_line:#?}");
+    assert!((num("jobs_gain") - gm).abs() < 1e-3, "{jobs_line:#?}");
+    assert!((num("jobs_gain_min") - glo).abs() < 1e-3);
+    assert!((num("jobs_gain_max") - ghi).abs() < 1e-3);
+    assert_eq!(jobs_line["jobs_gain_significant"], pays.to_string());
+    assert_eq!(jobs_line["per_job_mib_s"].split(' ').count(), 2);
+    assert_eq!(jobs_line["jobs_note"], note);
+    assert_eq!(jobs_line["jobs_command"], row["command"].as_str().unwrap());
+    assert!(num("client_ssh_pct") >= 0.0, "{jobs_line:#?}");
 
     // --keep: the last copy (the two jobs') holds every file once, byte for byte.
     let run_dir = Path::new(r["remote_dir"].as_str().unwrap());

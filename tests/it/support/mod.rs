@@ -65,6 +65,21 @@ pub fn ok_json(o: &Output) -> serde_json::Value {
 }
 
 /// The repository root (where `scripts/`, `examples/` and `contrib/` live).
+/// A CSV report's lines, each as column name → cell.
+pub fn csv_lines(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let head = r.headers().expect("a CSV header").clone();
+    r.records()
+        .map(|l| {
+            let l = l.expect("a CSV line");
+            head.iter()
+                .zip(l.iter())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
 /// Text with every run of spaces made one: Markdown tables pad their cells to the column's
 /// width, so an assertion on a row reads the same whatever the widths.
 pub fn squeeze(text: &str) -> String {
