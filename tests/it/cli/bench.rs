@@ -784,15 +784,7 @@ fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("debug1: "), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let row = |c: &str| {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["cipher"] == c)
-            .unwrap()
-            .clone()
-    };
+    let row = |c: &str| support::result_row(&v, c);
     assert!(row("aes128-ctr")["error"].is_null());
     // A cipher the server refuses is still read from ssh's error line, not lost among the
     // debug lines.

@@ -6,19 +6,16 @@ use crate::support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::pipeline::{assert_same_tree, dirs, leftovers};
+use support::pipeline::{assert_same_tree, dirs, leftovers, ONE_CELL};
 use support::{output, sshtune, stderr, stdout};
 
 fn pipeline(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> std::process::Output {
     output(
-        sshtune()
-            .env("TMPDIR", tmp)
-            .arg("pipeline")
-            .arg(dest)
+        support::pipeline::command(sshtune(), tmp, dest)
             .arg("--source")
             .arg(src)
-            .args(["--ciphers", "aes128-ctr", "--variants", "whole-file"])
-            .args(["--no-ceilings", "-q"])
+            .args(ONE_CELL)
+            .arg("-q")
             .args(extra),
     )
 }
