@@ -275,13 +275,18 @@ fn missing_remote_tools_are_named() {
     // A PATH with a shell but without cat/wc/head: the remote side of the bench cannot work.
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
-    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
-        env: vec![("PATH".into(), bin.path().display().to_string())],
-        ..Default::default()
-    })
-    .unwrap();
+    let server = server_with_path(bin.path().display().to_string());
     let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
     one_line_error(&o, "lacks cat");
+}
+
+/// An embedded sshd whose sessions run with `path` as their PATH.
+fn server_with_path(path: String) -> EmbeddedSshd {
+    EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![("PATH".into(), path)],
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 #[test]
@@ -292,14 +297,7 @@ fn a_remote_command_that_never_answers_is_named_not_waited_for() {
     let sh = bin.path().join("sh");
     std::fs::write(&sh, "#!/bin/sh\nexec sleep 600\n").unwrap();
     std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
-        env: vec![(
-            "PATH".into(),
-            format!("{}:/usr/bin:/bin", bin.path().display()),
-        )],
-        ..Default::default()
-    })
-    .unwrap();
+    let server = server_with_path(format!("{}:/usr/bin:/bin", bin.path().display()));
     let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
     one_line_error(&o, "no answer within");
 }
