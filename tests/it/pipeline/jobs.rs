@@ -104,22 +104,20 @@ fn two_jobs_copy_every_file_once_and_report_the_gain_over_one_rsync() {
     for needle in ["Parallel rsync", "1 rsync", "2 jobs", "gain", "each job"] {
         assert!(table.contains(needle), "{needle}: {table}");
     }
-    let md = support::squeeze(&support::ok(&output(
-        sshtune()
-            .arg("report")
-            .arg(&json)
-            .args(["--format", "markdown"]),
-    )));
+    let report = |format: &str| {
+        support::ok(&output(
+            sshtune()
+                .arg("report")
+                .arg(&json)
+                .args(["--format", format]),
+        ))
+    };
+    let md = support::squeeze(&report("markdown"));
     assert!(
         md.contains("| 1 rsync MiB/s | 2 jobs MiB/s | gain |"),
         "{md}"
     );
-    let html = support::ok(&output(
-        sshtune()
-            .arg("report")
-            .arg(&json)
-            .args(["--format", "html"]),
-    ));
+    let html = report("html");
     assert!(
         html.contains("<h2>Parallel rsync: 2 jobs at once"),
         "{html}"
