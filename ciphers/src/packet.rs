@@ -102,6 +102,25 @@ enum Engine {
     },
 }
 
+/// What a sealing and an opening key both tell about their [`Direction`]: its framing, cipher,
+/// MAC and backend.
+macro_rules! direction_accessors {
+    () => {
+        pub fn framing(&self) -> Framing {
+            self.d.framing
+        }
+        pub fn cipher(&self) -> &'static CipherSpec {
+            self.d.cipher
+        }
+        pub fn mac(&self) -> Option<&'static MacSpec> {
+            self.d.mac
+        }
+        pub fn backend(&self) -> Backend {
+            self.d.backend
+        }
+    };
+}
+
 struct Direction {
     cipher: &'static CipherSpec,
     mac: Option<&'static MacSpec>,
@@ -258,18 +277,7 @@ impl SealingKey {
         })
     }
 
-    pub fn framing(&self) -> Framing {
-        self.d.framing
-    }
-    pub fn cipher(&self) -> &'static CipherSpec {
-        self.d.cipher
-    }
-    pub fn mac(&self) -> Option<&'static MacSpec> {
-        self.d.mac
-    }
-    pub fn backend(&self) -> Backend {
-        self.d.backend
-    }
+    direction_accessors!();
 
     /// Padding bytes a payload of this size gets.
     pub fn padding_len(&self, payload_len: usize) -> usize {
@@ -452,18 +460,7 @@ impl OpeningKey {
         self.d.cipher.kind == CipherKind::Cbc && !self.d.framing.length_in_clear
     }
 
-    pub fn framing(&self) -> Framing {
-        self.d.framing
-    }
-    pub fn cipher(&self) -> &'static CipherSpec {
-        self.d.cipher
-    }
-    pub fn mac(&self) -> Option<&'static MacSpec> {
-        self.d.mac
-    }
-    pub fn backend(&self) -> Backend {
-        self.d.backend
-    }
+    direction_accessors!();
 
     /// How many bytes [`decrypt_length`](Self::decrypt_length) needs.
     pub fn length_bytes(&self) -> usize {

@@ -4,7 +4,7 @@
 //! not overlap), the line that says whether N jobs pay, and the suggestion that names
 //! parallel transfer when they do. Pure: measures nothing.
 
-use super::model::{CpuShare, JobsRow, JobsSection, Row, Suggestion};
+use super::model::{JobsRow, JobsSection, Row, Suggestion};
 use super::recording::{self, Interval};
 use super::rsync::Variant;
 use crate::bench::model::Gain;
@@ -24,14 +24,7 @@ pub fn judge(section: &mut JobsSection, rows: &[Row], intervals: &[Interval], co
     let count = section.count;
     for j in &mut section.rows {
         let prefix = format!("{}{}/{}#", super::cells::JOBS_TAG, j.cipher, j.variant);
-        j.cpu = recording::shares(intervals, &prefix)
-            .into_iter()
-            .map(|(side, group, pct)| CpuShare {
-                side: side.as_str().into(),
-                group,
-                pct: (pct * 10.0).round() / 10.0,
-            })
-            .collect();
+        j.cpu = recording::cpu_shares(intervals, &prefix);
         let one = rows
             .iter()
             .find(|r| r.cipher == j.cipher && r.variant == j.variant);
@@ -157,6 +150,7 @@ pub fn no_gain(section: Option<&JobsSection>, cipher: Option<&str>) -> Option<St
 mod tests {
     use super::*;
     use crate::bench::stats;
+    use crate::pipeline::model::CpuShare;
 
     fn row(rates: &[f64]) -> Row {
         Row {

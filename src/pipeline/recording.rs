@@ -62,15 +62,20 @@ pub fn attach(rows: &mut [Row], intervals: &[Interval]) {
 pub fn attach_tagged(rows: &mut [Row], intervals: &[Interval], tag: &str) {
     for row in rows {
         let prefix = format!("{tag}{}/{}#", row.cipher, row.variant);
-        row.cpu = shares(intervals, &prefix)
-            .into_iter()
-            .map(|(side, group, pct)| CpuShare {
-                side: side.as_str().into(),
-                group,
-                pct: (pct * 10.0).round() / 10.0,
-            })
-            .collect();
+        row.cpu = cpu_shares(intervals, &prefix);
     }
+}
+
+/// [`shares`] as the report's rows carry them: a side's name and a tenth of a percent.
+pub fn cpu_shares(intervals: &[Interval], prefix: &str) -> Vec<CpuShare> {
+    shares(intervals, prefix)
+        .into_iter()
+        .map(|(side, group, pct)| CpuShare {
+            side: side.as_str().into(),
+            group,
+            pct: (pct * 10.0).round() / 10.0,
+        })
+        .collect()
 }
 
 /// One sampled interval, tagged with the phase the run was in when it ended.

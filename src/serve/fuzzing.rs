@@ -14,7 +14,6 @@ use super::authorized::{Access, AuthorizedKeys};
 use super::fold::Fold;
 use super::limits::Limits;
 use super::server::{self, ServerConfig};
-use crate::transport::channel::Event;
 use crate::transport::conn::{Options, Role, Transport};
 use crate::transport::hostkey::Ed25519Key;
 use crate::transport::kex::{self, Preferences};
@@ -266,28 +265,16 @@ fn channels(
 ) -> crate::transport::Result<()> {
     loop {
         let mut ch = server::open_channel(t, cfg)?;
-        loop {
-            match ch.next_event(t)? {
-                Event::Exec {
-                    command,
-                    want_reply,
-                } => {
-                    *execs += 1;
-                    log.push(server::command_entry(&command, 0));
-                    if want_reply {
-                        ch.reply(t, true)?;
-                    }
-                    ch.write(t, &[b'x'; 3000], &mut |_, _| Ok(()))?;
-                    ch.write_stderr(t, b"fuzz\n")?;
-                    ch.exit_status(t, 0)?;
-                    ch.send_eof(t)?;
-                }
-                Event::Close => {
-                    ch.send_close(t)?;
-                    break;
-                }
-                _ => {}
+        while let Some((command, want_reply)) = server::next_exec(t, &mut ch)? {
+            *execs += 1;
+            log.push(server::command_entry(&command, 0));
+            if want_reply {
+                ch.reply(t, true)?;
             }
+            ch.write(t, &[b'x'; 3000], &mut |_, _| Ok(()))?;
+            ch.write_stderr(t, b"fuzz\n")?;
+            ch.exit_status(t, 0)?;
+            ch.send_eof(t)?;
         }
     }
 }

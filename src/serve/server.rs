@@ -367,30 +367,37 @@ fn run_channel(
     forced: Option<&str>,
     idle: Duration,
 ) -> Result<Option<String>> {
+    let Some((command, want_reply)) = next_exec(t, ch)? else {
+        return Ok(None);
+    };
+    if want_reply {
+        ch.reply(t, true)?;
+    }
+    let cmd = match forced {
+        Some(f) => f.to_string(),
+        None => String::from_utf8_lossy(&command).to_string(),
+    };
+    let code = super::builtins::run(t, ch, &cmd, idle)?;
+    if !ch.closed {
+        ch.exit_status(t, code)?;
+        ch.send_eof(t)?;
+    }
+    ch.send_close(t)?;
+    while !ch.closed {
+        ch.next_event(t)?;
+    }
+    Ok(Some(command_entry(&command, code)))
+}
+
+/// The channel's next command and whether the peer wants a reply to it, passing over data and
+/// requests; None once the peer closed the channel (our CHANNEL_CLOSE is then sent).
+pub(crate) fn next_exec(t: &mut Transport, ch: &mut Channel) -> Result<Option<(Vec<u8>, bool)>> {
     loop {
         match ch.next_event(t)? {
             Event::Exec {
                 command,
                 want_reply,
-            } => {
-                if want_reply {
-                    ch.reply(t, true)?;
-                }
-                let cmd = match forced {
-                    Some(f) => f.to_string(),
-                    None => String::from_utf8_lossy(&command).to_string(),
-                };
-                let code = super::builtins::run(t, ch, &cmd, idle)?;
-                if !ch.closed {
-                    ch.exit_status(t, code)?;
-                    ch.send_eof(t)?;
-                }
-                ch.send_close(t)?;
-                while !ch.closed {
-                    ch.next_event(t)?;
-                }
-                return Ok(Some(command_entry(&command, code)));
-            }
+            } => return Ok(Some((command, want_reply))),
             Event::Close => {
                 ch.send_close(t)?;
                 return Ok(None);

@@ -29,6 +29,7 @@ mod config {
     mod cmd;
     mod list_prop;
     mod parser;
+    mod scratch;
 }
 
 /// The native transport against OpenSSH, Dropbear and AsyncSSH.

@@ -3,8 +3,8 @@
 //! seal and we open what it seals. This pins the wire format (length handling, padding rules,
 //! MAC input, GCM counter, chacha20-poly1305 key split) beyond our own round trips.
 
-use crate::support::material;
-use ciphers::{Backend, CipherKind, DirectionKeys, OpeningKey, SealingKey, CIPHERS, MACS};
+use crate::support::{keys, material, pair_keys};
+use ciphers::{Backend, CipherKind, CIPHERS, MACS};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -64,17 +64,8 @@ fn asyncssh_opens_our_packets_and_we_open_its() {
         };
         for m in macs {
             for &b in Backend::AVAILABLE {
-                let (key, iv) = (material(c.key_len, 1), material(c.iv_len, 2));
-                let mac_key = material(m.map_or(0, |m| m.key_len), 3);
-                let keys = DirectionKeys {
-                    cipher: c.name,
-                    mac: m.map(|m| m.name),
-                    key: &key,
-                    iv: &iv,
-                    mac_key: &mac_key,
-                };
-                let mut s = SealingKey::new(&keys, Some(b)).unwrap();
-                let o = OpeningKey::new(&keys, Some(b)).unwrap();
+                let (key, iv, mac_key) = keys(c, m);
+                let (mut s, o) = pair_keys(c, m, b, b);
                 let wires: Vec<String> = payloads
                     .iter()
                     .enumerate()
@@ -124,22 +115,7 @@ fn asyncssh_opens_our_packets_and_we_open_its() {
                 "asyncssh opening ours: {what}"
             );
         }
-        let (k, iv, mk) = (
-            material(c.key_len, 1),
-            material(c.iv_len, 2),
-            material(m.map_or(0, |m| m.key_len), 3),
-        );
-        let mut o = OpeningKey::new(
-            &DirectionKeys {
-                cipher: c.name,
-                mac: m.map(|m| m.name),
-                key: &k,
-                iv: &iv,
-                mac_key: &mk,
-            },
-            Some(b),
-        )
-        .unwrap();
+        let (_, mut o) = pair_keys(c, m, b, b);
         for (seq, (p, w)) in payloads
             .iter()
             .zip(r["sealed"].as_array().unwrap())

@@ -42,6 +42,16 @@ pub fn pair_keys(
     seal: Backend,
     open: Backend,
 ) -> (SealingKey, OpeningKey) {
+    pair_keys_on(c, m, Some(seal), Some(open))
+}
+
+/// As [`pair_keys`]; a backend of None is the catalog's default for this CPU.
+pub fn pair_keys_on(
+    c: &'static CipherSpec,
+    m: Option<&'static MacSpec>,
+    seal: Option<Backend>,
+    open: Option<Backend>,
+) -> (SealingKey, OpeningKey) {
     let (k, iv, mk) = keys(c, m);
     let dk = DirectionKeys {
         cipher: c.name,
@@ -50,8 +60,8 @@ pub fn pair_keys(
         iv: &iv,
         mac_key: &mk,
     };
-    let s = SealingKey::new(&dk, Some(seal)).unwrap_or_else(|e| panic!("{}: {e}", c.name));
-    let o = OpeningKey::new(&dk, Some(open)).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    let s = SealingKey::new(&dk, seal).unwrap_or_else(|e| panic!("{}: {e}", c.name));
+    let o = OpeningKey::new(&dk, open).unwrap_or_else(|e| panic!("{}: {e}", c.name));
     (s, o)
 }
 

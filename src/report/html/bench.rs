@@ -126,45 +126,35 @@ fn throughput_chart(
         .iter()
         .map(|r| {
             let label = cipher_mac(&r.cipher, r.mac.as_deref());
-            match r.median_mib_s {
-                Some(m) => Group {
-                    label,
-                    bars: vec![Bar {
-                        value: m,
-                        min: r.min_mib_s,
-                        max: r.max_mib_s,
-                        class: grade_class(r.grade.as_deref()).into(),
-                        note: r.verdict.map(|v| v.to_string()).unwrap_or_default(),
-                        data: (
-                            "data-row".into(),
-                            format!(
-                                "{} {} {}",
-                                r.engine,
-                                cipher_mac(&r.cipher, r.mac.as_deref()),
-                                r.direction
-                            ),
-                        ),
-                        title: format!(
-                            "{} MiB/s, median of {} ({}); grade {}",
-                            fmt1(m),
-                            r.samples.len(),
-                            r.samples
-                                .iter()
-                                .map(|s| fmt1(*s))
-                                .collect::<Vec<_>>()
-                                .join(", "),
-                            r.grade.as_deref().unwrap_or("?")
-                        ),
-                        strong: false,
-                    }],
-                    error: None,
-                },
-                None => Group {
-                    label,
-                    bars: Vec::new(),
-                    error: Some(r.error.clone().unwrap_or_else(|| "no figure".into())),
-                },
-            }
+            let bar = r.median_mib_s.map(|m| Bar {
+                value: m,
+                min: r.min_mib_s,
+                max: r.max_mib_s,
+                class: grade_class(r.grade.as_deref()).into(),
+                note: r.verdict.map(|v| v.to_string()).unwrap_or_default(),
+                data: (
+                    "data-row".into(),
+                    format!(
+                        "{} {} {}",
+                        r.engine,
+                        cipher_mac(&r.cipher, r.mac.as_deref()),
+                        r.direction
+                    ),
+                ),
+                title: format!(
+                    "{} MiB/s, median of {} ({}); grade {}",
+                    fmt1(m),
+                    r.samples.len(),
+                    r.samples
+                        .iter()
+                        .map(|s| fmt1(*s))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    r.grade.as_deref().unwrap_or("?")
+                ),
+                strong: false,
+            });
+            Group::single(label, bar, r.error.as_deref())
         })
         .collect();
     let mut lines = Vec::new();

@@ -29,27 +29,17 @@ pub fn pipeline(report: &PipelineReport) -> String {
         .iter()
         .map(|r| {
             let label = format!("{} {}", r.cipher, r.variant);
-            match r.median_mib_s {
-                Some(m) => Group {
-                    label: label.clone(),
-                    bars: vec![Bar {
-                        value: m,
-                        min: r.min_mib_s,
-                        max: r.max_mib_s,
-                        class: "run1".into(),
-                        note: String::new(),
-                        data: ("data-row".into(), label),
-                        title: format!("{m:.1} MiB/s end to end"),
-                        strong: false,
-                    }],
-                    error: None,
-                },
-                None => Group {
-                    label,
-                    bars: Vec::new(),
-                    error: Some(r.error.clone().unwrap_or_else(|| "no figure".into())),
-                },
-            }
+            let bar = r.median_mib_s.map(|m| Bar {
+                value: m,
+                min: r.min_mib_s,
+                max: r.max_mib_s,
+                class: "run1".into(),
+                note: String::new(),
+                data: ("data-row".into(), label.clone()),
+                title: format!("{m:.1} MiB/s end to end"),
+                strong: false,
+            });
+            Group::single(label, bar, r.error.as_deref())
         })
         .collect();
     let lines: Vec<Line> = report

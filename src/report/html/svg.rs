@@ -44,6 +44,24 @@ pub struct Group {
     pub error: Option<String>,
 }
 
+impl Group {
+    /// A row's one bar, or its error ("no figure" when it has none) where it has no bar.
+    pub fn single(label: String, bar: Option<Bar>, error: Option<&str>) -> Group {
+        match bar {
+            Some(bar) => Group {
+                label,
+                bars: vec![bar],
+                error: None,
+            },
+            None => Group {
+                label,
+                bars: Vec::new(),
+                error: Some(error.unwrap_or("no figure").to_string()),
+            },
+        }
+    }
+}
+
 /// A vertical line across the chart (the raw-TCP ceiling, a stage ceiling).
 pub struct Line {
     pub value: f64,

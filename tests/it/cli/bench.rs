@@ -275,13 +275,18 @@ fn missing_remote_tools_are_named() {
     // A PATH with a shell but without cat/wc/head: the remote side of the bench cannot work.
     let bin = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
-    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
-        env: vec![("PATH".into(), bin.path().display().to_string())],
-        ..Default::default()
-    })
-    .unwrap();
+    let server = server_with_path(bin.path().display().to_string());
     let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
     one_line_error(&o, "lacks cat");
+}
+
+/// An embedded sshd whose sessions run with `path` as their PATH.
+fn server_with_path(path: String) -> EmbeddedSshd {
+    EmbeddedSshd::start_with(&sshtune::embedded::Options {
+        env: vec![("PATH".into(), path)],
+        ..Default::default()
+    })
+    .unwrap()
 }
 
 #[test]
@@ -292,14 +297,7 @@ fn a_remote_command_that_never_answers_is_named_not_waited_for() {
     let sh = bin.path().join("sh");
     std::fs::write(&sh, "#!/bin/sh\nexec sleep 600\n").unwrap();
     std::fs::set_permissions(&sh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let server = EmbeddedSshd::start_with(&sshtune::embedded::Options {
-        env: vec![(
-            "PATH".into(),
-            format!("{}:/usr/bin:/bin", bin.path().display()),
-        )],
-        ..Default::default()
-    })
-    .unwrap();
+    let server = server_with_path(format!("{}:/usr/bin:/bin", bin.path().display()));
     let o = output(bench_against(&server).args(["--ciphers", "aes128-ctr", "--size", "1M"]));
     one_line_error(&o, "no answer within");
 }
@@ -784,15 +782,7 @@ fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("debug1: "), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let row = |c: &str| {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["cipher"] == c)
-            .unwrap()
-            .clone()
-    };
+    let row = |c: &str| support::result_row(&v, c);
     assert!(row("aes128-ctr")["error"].is_null());
     // A cipher the server refuses is still read from ssh's error line, not lost among the
     // debug lines.

@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use super::scratch::Scratch;
 use sshd_config::{ConfigSet, Flavor, ListSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -45,45 +46,18 @@ fn ciphers_of(dropin: &str) -> Vec<String> {
     ListSpec::parse(&value).names().to_vec()
 }
 
-struct Scratch {
-    dir: tempfile::TempDir,
-    key: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let key = support::keygen(&dir.path().join("hk"));
-        std::fs::create_dir(dir.path().join("sshd_config.d")).unwrap();
-        Self { dir, key }
-    }
-
-    fn p(&self, rel: &str) -> PathBuf {
-        self.dir.path().join(rel)
-    }
-
-    /// A main config like Debian's: host key, then the drop-in directory.
-    fn main_config(&self, extra_before: &str) -> PathBuf {
-        let main = self.p("sshd_config");
-        std::fs::write(
-            &main,
-            format!(
-                "HostKey {}\n{extra_before}Include {}/*.conf\nUsePAM no\n",
-                self.key.display(),
-                self.p("sshd_config.d").display()
-            ),
-        )
-        .unwrap();
-        main
-    }
+/// A main config like Debian's: host key, `extra_before`, then the drop-in directory
+/// `sshd_config.d`.
+fn debian_main(s: &Scratch, extra_before: &str) -> PathBuf {
+    s.main_config(extra_before, "sshd_config.d", "UsePAM no\n")
 }
 
 /// `sshd -t` run here directly, independent of the code under test.
 fn sshd_t(dropin: &str) -> (bool, String) {
     privsep();
     let s = Scratch::new();
-    std::fs::write(s.p("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
-    let main = s.main_config("");
+    let main = debian_main(&s, "");
+    std::fs::write(s.path("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
     let o = Command::new("sshd")
         .arg("-t")
         .arg("-f")
@@ -500,8 +474,8 @@ fn files_in(dir: &Path) -> Vec<String> {
 fn apply_backs_up_writes_and_passes_sshd_t() {
     let _lock = support::shared();
     let s = Scratch::new();
-    let main = s.main_config("");
-    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let main = debian_main(&s, "");
+    let dropin = s.path("sshd_config.d/50-sshtune.conf");
     std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
     let o = config_from(
         fixture("config/bench-legacy-ciphers.json")
@@ -523,14 +497,14 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
     );
     let written = std::fs::read_to_string(&dropin).unwrap();
     assert_eq!(ciphers_of(&written)[0], "aes128-gcm@openssh.com");
-    let files = files_in(&s.p("sshd_config.d"));
+    let files = files_in(&s.path("sshd_config.d"));
     assert_eq!(files.len(), 2, "{files:?}");
     let backup = files
         .iter()
         .find(|f| f.contains(".sshtune-backup-"))
         .expect("backup kept");
     assert_eq!(
-        std::fs::read_to_string(s.p("sshd_config.d").join(backup)).unwrap(),
+        std::fs::read_to_string(s.path("sshd_config.d").join(backup)).unwrap(),
         "# older settings\nCiphers aes256-ctr\n"
     );
     let st = Command::new("sshd")
@@ -546,8 +520,8 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
 fn apply_rolls_back_when_sshd_rejects_the_result() {
     let _lock = support::shared();
     let s = Scratch::new();
-    let main = s.main_config("");
-    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let main = debian_main(&s, "");
+    let dropin = s.path("sshd_config.d/50-sshtune.conf");
     let old = "Ciphers aes256-ctr # keep me\n";
     std::fs::write(&dropin, old).unwrap();
     // Results claimed for an OpenSSH 7.4 target yield arcfour & co, which this 9.2 sshd refuses.
@@ -576,10 +550,10 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&dropin).unwrap(), old);
-    assert_eq!(files_in(&s.p("sshd_config.d")), ["50-sshtune.conf"]);
+    assert_eq!(files_in(&s.path("sshd_config.d")), ["50-sshtune.conf"]);
 
     // With nothing there before, rolling back means removing it again.
-    let fresh = s.p("sshd_config.d/60-new.conf");
+    let fresh = s.path("sshd_config.d/60-new.conf");
     let a = args(&fresh);
     let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
@@ -597,8 +571,8 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
 fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     let _lock = support::shared();
     let s = Scratch::new();
-    let main = s.main_config("");
-    let stray = s.p("stray.conf");
+    let main = debian_main(&s, "");
+    let stray = s.path("stray.conf");
     let fx = fixture("config/bench-openssh-9.2.json");
     let o = config_from(
         fx.to_str().unwrap(),
@@ -613,13 +587,13 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     assert!(stderr(&o).contains("does not Include"), "{}", stderr(&o));
     assert!(!stray.exists());
 
-    let broken = s.p("broken_config");
+    let broken = s.path("broken_config");
     std::fs::write(
         &broken,
         format!("HostKey {}\nCiphers arcfour\n", s.key.display()),
     )
     .unwrap();
-    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let dropin = s.path("sshd_config.d/50-sshtune.conf");
     let o = config_from(
         fx.to_str().unwrap(),
         &[
@@ -642,8 +616,8 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
 fn apply_explains_when_an_earlier_line_decides_ciphers() {
     let _lock = support::shared();
     let s = Scratch::new();
-    let main = s.main_config("Ciphers aes256-ctr\n");
-    let dropin = s.p("sshd_config.d/50-sshtune.conf");
+    let main = debian_main(&s, "Ciphers aes256-ctr\n");
+    let dropin = s.path("sshd_config.d/50-sshtune.conf");
     let o = config_from(
         fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
         &[

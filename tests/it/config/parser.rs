@@ -3,10 +3,11 @@
 
 use crate::support;
 
+use super::scratch::Scratch;
 use sshd_config::catalog::default_ciphers;
 use sshd_config::{ConfigSet, Document, Edit, Flavor, LineKind};
 use sshtune::config::sshd::Sshd;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use support::{fixture, fixture_text};
 
@@ -19,24 +20,6 @@ const FIXTURES: &[&str] = &[
 
 fn v92() -> ciphers::OpenSshVersion {
     ciphers::OpenSshVersion::new(9, 2)
-}
-
-/// A temp dir with a throwaway host key, so sshd -T can run on a config we control.
-struct Scratch {
-    dir: tempfile::TempDir,
-    key: PathBuf,
-}
-
-impl Scratch {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let key = support::keygen(&dir.path().join("hk"));
-        Self { dir, key }
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
 }
 
 fn sshd() -> Sshd {
@@ -181,20 +164,10 @@ fn effective_values_agree_with_sshd_t() {
 fn a_match_block_in_an_included_file_ends_with_that_file() {
     let _lock = support::shared();
     let s = Scratch::new();
-    std::fs::create_dir(s.path("conf.d")).unwrap();
+    let main = s.main_config("", "conf.d", "Ciphers aes128-ctr\n");
     std::fs::write(
         s.path("conf.d/10-match.conf"),
         "Match User nobody\n    AllowTcpForwarding no\n",
-    )
-    .unwrap();
-    let main = s.path("sshd_config");
-    std::fs::write(
-        &main,
-        format!(
-            "HostKey {}\nInclude {}/*.conf\nCiphers aes128-ctr\n",
-            s.key.display(),
-            s.path("conf.d").display()
-        ),
     )
     .unwrap();
     // sshd would refuse Ciphers inside a Match: accepting it proves the block ended.

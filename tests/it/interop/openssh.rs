@@ -585,24 +585,17 @@ fn native_bench_follows_ssh_config_for_host_keys() {
     let name = format!("[127.0.0.1]:{}", sshd.port);
     let bench = |strict: &str| {
         let mut cmd = support::sshtune();
-        cmd.args([
-            "bench",
-            "127.0.0.1",
-            "--engine",
-            "native",
-            "-F",
-            "/dev/null",
-        ])
-        .args(["-p", &sshd.port.to_string()])
-        .arg("-i")
-        .arg(sshd.dir().join("client_ed25519"))
-        .args(["-o", &format!("UserKnownHostsFile={}", user.display())])
-        .args(["-o", &format!("GlobalKnownHostsFile={}", global.display())])
-        .args(["-o", &format!("StrictHostKeyChecking={strict}")])
-        .args(["-o", "HashKnownHosts=yes"])
-        .args(support::quick_bench("aes128-ctr", "1M"))
-        .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
-        .args(["--format", "json", "--quiet"]);
+        cmd.args(support::native::BENCH_LOCALHOST)
+            .args(["-p", &sshd.port.to_string()])
+            .arg("-i")
+            .arg(sshd.dir().join("client_ed25519"))
+            .args(["-o", &format!("UserKnownHostsFile={}", user.display())])
+            .args(["-o", &format!("GlobalKnownHostsFile={}", global.display())])
+            .args(["-o", &format!("StrictHostKeyChecking={strict}")])
+            .args(["-o", "HashKnownHosts=yes"])
+            .args(support::quick_bench("aes128-ctr", "1M"))
+            .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
+            .args(["--format", "json", "--quiet"]);
         support::output(&mut cmd)
     };
     let o = bench("yes");

@@ -92,17 +92,26 @@ fn assert_placed(placement: &serde_json::Value, row: &serde_json::Value) {
     }
 }
 
+/// The JSON report of a quick aes128-ctr bench (2 MiB) on the embedded server with `engine`
+/// and `extra` arguments; the run must succeed.
+fn quick_json(engine: &str, extra: &[&str]) -> serde_json::Value {
+    let o = output(
+        sshtune()
+            .args(["bench", "--engine", engine])
+            .args(support::quick_bench("aes128-ctr", "2M"))
+            .args(extra)
+            .args(["--format", "json", "--quiet"]),
+    );
+    support::ok_json(&o)
+}
+
 #[test]
 fn both_engines_side_by_side() {
     let _lock = support::shared();
-    let o = output(
-        sshtune()
-            .args(["bench", "--engine", "both"])
-            .args(support::quick_bench("aes128-ctr", "2M"))
-            .args(["--macs", "hmac-sha2-256", "--direction", "upload"])
-            .args(["--format", "json", "--quiet"]),
+    let v = quick_json(
+        "both",
+        &["--macs", "hmac-sha2-256", "--direction", "upload"],
     );
-    let v = support::ok_json(&o);
     let engines: Vec<&str> = v["results"]
         .as_array()
         .unwrap()
@@ -115,14 +124,7 @@ fn both_engines_side_by_side() {
 #[test]
 fn packet_size_and_window_are_options_recorded_in_the_json() {
     let _lock = support::shared();
-    let o = output(
-        sshtune()
-            .args(["bench", "--engine", "native"])
-            .args(support::quick_bench("aes128-ctr", "2M"))
-            .args(["--packet-size", "16K", "--window", "1M"])
-            .args(["--format", "json", "--quiet"]),
-    );
-    let v = support::ok_json(&o);
+    let v = quick_json("native", &["--packet-size", "16K", "--window", "1M"]);
     assert_eq!(v["settings"]["native_packet_bytes"], 16384);
     assert_eq!(v["settings"]["native_window_bytes"], 1 << 20);
     assert!(v["results"][0]["error"].is_null(), "{}", v["results"][0]);
@@ -217,14 +219,7 @@ fn native_client_offers_only_what_the_run_asks_for() {
     // offering.
     let o = output(
         sshtune()
-            .args([
-                "bench",
-                "127.0.0.1",
-                "--engine",
-                "native",
-                "-F",
-                "/dev/null",
-            ])
+            .args(support::native::BENCH_LOCALHOST)
             .args([
                 "-p",
                 &port.to_string(),

@@ -25,12 +25,8 @@ fn work() -> Work {
 /// `sshtune pipeline DEST --no-ceilings --ciphers aes128-ctr`, temp files in the test's own
 /// directory.
 fn pipeline(w: &Work, dest: impl AsRef<std::ffi::OsStr>) -> Command {
-    let mut c = sshtune();
-    c.env("TMPDIR", &w.tmp).arg("pipeline").arg(dest).args([
-        "--no-ceilings",
-        "--ciphers",
-        "aes128-ctr",
-    ]);
+    let mut c = support::pipeline::command(sshtune(), &w.tmp, dest);
+    c.args(["--no-ceilings", "--ciphers", "aes128-ctr"]);
     c
 }
 

@@ -6,19 +6,16 @@ use crate::support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::pipeline::{assert_same_tree, dirs, leftovers};
+use support::pipeline::{assert_same_tree, dirs, leftovers, ONE_CELL};
 use support::{output, sshtune, stderr, stdout};
 
 fn pipeline(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> std::process::Output {
     output(
-        sshtune()
-            .env("TMPDIR", tmp)
-            .arg("pipeline")
-            .arg(dest)
+        support::pipeline::command(sshtune(), tmp, dest)
             .arg("--source")
             .arg(src)
-            .args(["--ciphers", "aes128-ctr", "--variants", "whole-file"])
-            .args(["--no-ceilings", "-q"])
+            .args(ONE_CELL)
+            .arg("-q")
             .args(extra),
     )
 }
@@ -107,22 +104,20 @@ fn two_jobs_copy_every_file_once_and_report_the_gain_over_one_rsync() {
     for needle in ["Parallel rsync", "1 rsync", "2 jobs", "gain", "each job"] {
         assert!(table.contains(needle), "{needle}: {table}");
     }
-    let md = support::squeeze(&support::ok(&output(
-        sshtune()
-            .arg("report")
-            .arg(&json)
-            .args(["--format", "markdown"]),
-    )));
+    let report = |format: &str| {
+        support::ok(&output(
+            sshtune()
+                .arg("report")
+                .arg(&json)
+                .args(["--format", format]),
+        ))
+    };
+    let md = support::squeeze(&report("markdown"));
     assert!(
         md.contains("| 1 rsync MiB/s | 2 jobs MiB/s | gain |"),
         "{md}"
     );
-    let html = support::ok(&output(
-        sshtune()
-            .arg("report")
-            .arg(&json)
-            .args(["--format", "html"]),
-    ));
+    let html = report("html");
     assert!(
         html.contains("<h2>Parallel rsync: 2 jobs at once"),
         "{html}"

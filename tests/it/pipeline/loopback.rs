@@ -5,15 +5,14 @@ use crate::support;
 
 use serde_json::Value;
 use std::path::Path;
-use support::pipeline::{assert_same_tree, cpu_pct, dirs, files, leftovers};
+use support::pipeline::{
+    assert_same_tree, command, cpu_pct, dirs, files, leftovers, remote_dir, ONE_CELL,
+};
 use support::{output, sshtune, stderr, stdout};
 
 fn run_json(dest: &Path, src: &Path, tmp: &Path, extra: &[&str]) -> Value {
-    let mut cmd = sshtune();
-    cmd.env("TMPDIR", tmp)
-        .arg("pipeline")
-        .arg(dest)
-        .arg("--source")
+    let mut cmd = command(sshtune(), tmp, dest);
+    cmd.arg("--source")
         .arg(src)
         .args(["--ciphers", "aes128-gcm@openssh.com", "--format", "json"])
         .args(extra);
@@ -118,22 +117,11 @@ fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
     std::fs::write(dest.join("unrelated.txt"), b"stays").unwrap();
     for format in ["table", "csv", "markdown"] {
         let o = output(
-            sshtune()
-                .env("TMPDIR", tmp)
-                .arg("pipeline")
-                .arg(dest)
+            command(sshtune(), tmp, dest)
                 .arg("--source")
                 .arg(src)
-                .args([
-                    "--ciphers",
-                    "aes128-ctr",
-                    "--variants",
-                    "whole-file",
-                    "--repeat",
-                    "1",
-                    "--no-ceilings",
-                ])
-                .args(["--format", format]),
+                .args(ONE_CELL)
+                .args(["--repeat", "1", "--format", format]),
         );
         assert!(o.status.success(), "{format}: {}", stderr(&o));
         let text = stdout(&o);
@@ -212,17 +200,14 @@ fn run_against_logging_sshd(
         .expect("starting a private sshd");
     let dest = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = sshtune();
-    cmd.env("TMPDIR", tmp.path())
-        .arg("pipeline")
-        .args(&server.target.options)
-        .arg(format!(
-            "{}:{}",
-            server.target.destination,
-            dest.path().display()
-        ))
-        .args(["--no-ceilings", "--ciphers", "aes128-ctr"])
-        .args(["--variants", "whole-file", "--repeat", "2", "--size", "4M"])
+    let mut cmd = command(
+        sshtune(),
+        tmp.path(),
+        remote_dir(&server.target, dest.path()),
+    );
+    cmd.args(&server.target.options)
+        .args(ONE_CELL)
+        .args(["--repeat", "2", "--size", "4M"])
         .args(["-q", "--format", "json"]);
     let o = output(&mut cmd);
     assert!(files(dest.path()).is_empty(), "{:?}", files(dest.path()));

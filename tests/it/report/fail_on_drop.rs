@@ -8,16 +8,21 @@ fn example(name: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// `report OLD NEW --fail-on-drop PCT` on two examples.
+fn compare(old: &str, new: &str, pct: &str) -> std::process::Output {
+    output(sshtune().args([
+        "report",
+        &example(old),
+        &example(new),
+        "--fail-on-drop",
+        pct,
+    ]))
+}
+
 #[test]
 fn a_significant_drop_past_the_threshold_exits_3_naming_the_rows() {
     let _lock = crate::support::shared();
-    let o = output(sshtune().args([
-        "report",
-        &example("bench.json"),
-        &example("bench-cpu-quota.json"),
-        "--fail-on-drop",
-        "10%",
-    ]));
+    let o = compare("bench.json", "bench-cpu-quota.json", "10%");
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
@@ -39,26 +44,14 @@ fn a_significant_drop_past_the_threshold_exits_3_naming_the_rows() {
 #[test]
 fn a_rise_or_a_high_threshold_passes() {
     let _lock = crate::support::shared();
-    let free_after_quota = output(sshtune().args([
-        "report",
-        &example("bench-cpu-quota.json"),
-        &example("bench.json"),
-        "--fail-on-drop",
-        "10%",
-    ]));
+    let free_after_quota = compare("bench-cpu-quota.json", "bench.json", "10%");
     assert_eq!(
         free_after_quota.status.code(),
         Some(0),
         "{}",
         stderr(&free_after_quota)
     );
-    let high = output(sshtune().args([
-        "report",
-        &example("bench.json"),
-        &example("bench-cpu-quota.json"),
-        "--fail-on-drop",
-        "90%",
-    ]));
+    let high = compare("bench.json", "bench-cpu-quota.json", "90%");
     assert_eq!(high.status.code(), Some(0), "{}", stderr(&high));
 }
 
@@ -68,12 +61,6 @@ fn one_report_or_a_bad_threshold_is_a_usage_error() {
     let one = output(sshtune().args(["report", &example("bench.json"), "--fail-on-drop", "10%"]));
     assert_eq!(one.status.code(), Some(2), "{}", stderr(&one));
     assert!(stderr(&one).contains("--fail-on-drop compares runs"));
-    let bad = output(sshtune().args([
-        "report",
-        &example("bench.json"),
-        &example("bench-cpu-quota.json"),
-        "--fail-on-drop",
-        "lots",
-    ]));
+    let bad = compare("bench.json", "bench-cpu-quota.json", "lots");
     assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
 }

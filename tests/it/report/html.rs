@@ -128,9 +128,11 @@ fn count(dom: &str, attr: &str) -> usize {
     dom.matches(&format!(" {attr}=\"")).count()
 }
 
-/// How many of a report's rows have a median: one bar each on the page.
-fn measured(rows: &[serde_json::Value]) -> usize {
-    rows.iter()
+/// How many of a report's `rows` have a median: one bar each on the page.
+fn measured(rows: &Value) -> usize {
+    rows.as_array()
+        .unwrap()
+        .iter()
         .filter(|r| r["median_mib_s"].is_number())
         .count()
 }
@@ -141,8 +143,7 @@ fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
     let Some((r, v)) = example_page("bench") else {
         return;
     };
-    let rows = v["results"].as_array().unwrap();
-    let measured = measured(rows);
+    let measured = measured(&v["results"]);
     assert!(measured > 0);
     assert_eq!(
         count(&r.dom, "data-row"),
@@ -166,9 +167,13 @@ fn speed_page_has_a_bar_per_row_and_the_openssl_reference_beside_it() {
     let Some((r, v)) = example_page("speed") else {
         return;
     };
-    let rows = v["rows"].as_array().unwrap();
-    let measured = measured(rows);
-    let referenced = rows.iter().filter(|r| r["reference"].is_object()).count();
+    let measured = measured(&v["rows"]);
+    let referenced = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["reference"].is_object())
+        .count();
     assert_eq!(count(&r.dom, "data-row"), measured);
     assert_eq!(count(&r.dom, "data-ref"), referenced);
     assert!(referenced > 0, "the example has openssl references");
@@ -197,8 +202,7 @@ fn pipeline_page_has_a_bar_and_a_cpu_stack_per_row() {
     let Some((r, v)) = example_page("pipeline") else {
         return;
     };
-    let rows = v["rows"].as_array().unwrap();
-    let measured = measured(rows);
+    let measured = measured(&v["rows"]);
     assert_eq!(count(&r.dom, "data-row"), measured);
     assert_eq!(count(&r.dom, "data-cpu"), measured);
     // The stage ceilings as lines.
@@ -224,17 +228,10 @@ fn comparison_page_pairs_the_bars_of_each_row() {
         "compare",
     );
     let r = render(&page, &dir.path().join("compare.png"));
-    let measured = |name: &str| {
-        json(name)["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|r| r["median_mib_s"].is_number())
-            .count()
-    };
     assert_eq!(
         count(&r.dom, "data-row"),
-        measured("bench.json") + measured("bench-cpu-quota.json")
+        measured(&json("bench.json")["results"])
+            + measured(&json("bench-cpu-quota.json")["results"])
     );
 }
 

@@ -226,11 +226,12 @@ fn pipeline_onto_a_quota_held_server_is_bound_by_its_quota() {
     .expect("sshd starts in the cgroup");
     let work = support::pipeline::dirs(8 << 20);
     let (src, dest, tmp) = (&work.src, &work.dest, &work.tmp);
-    let mut cmd = support::sshtune();
-    cmd.env("TMPDIR", tmp)
-        .arg("pipeline")
-        .arg(format!("{}:{}", server.target.destination, dest.display()))
-        .arg("--source")
+    let mut cmd = support::pipeline::command(
+        support::sshtune(),
+        tmp,
+        support::pipeline::remote_dir(&server.target, dest),
+    );
+    cmd.arg("--source")
         .arg(src)
         .args(&server.target.options)
         .args(["--ciphers", "3des-cbc", "--variants", "whole-file"])

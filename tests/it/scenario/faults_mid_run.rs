@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 use sshtune::embedded::EmbeddedSshd;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use support::procs;
+use support::{pipeline, procs};
 use support::{sshtune, stderr, stdout};
 
 /// Waits for `child` at most `within` (reading its output meanwhile, so a full pipe cannot
@@ -102,15 +102,7 @@ fn first_row_lost_second_measured(child: std::process::Child, engine: &str, rows
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(o.status.code(), Some(0), "{err}");
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
-    let row = |c: &str| {
-        v["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["cipher"] == c)
-            .unwrap_or_else(|| panic!("no {c} row: {v}"))
-            .clone()
-    };
+    let row = |c: &str| support::result_row(&v, c);
     let lost = row(rows[0]);
     let why = lost["error"].as_str().unwrap_or_else(|| panic!("{lost}"));
     eprintln!("{engine}: the broken row says {why:?}");
@@ -388,22 +380,13 @@ fn link_down_for_10_s_during_pipeline_ends_in_bounded_time_leaving_nothing() {
     let server = sshd_across(&link);
     let dest = tempfile::tempdir().unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    let mut cmd = sshtune_in(&link);
-    cmd.env("TMPDIR", tmp.path())
-        .arg("pipeline")
-        .args(&server.target.options)
-        .arg(format!(
-            "{}:{}",
-            server.target.destination,
-            dest.path().display()
-        ))
-        .args([
-            "--no-ceilings",
-            "--ciphers",
-            "aes128-ctr",
-            "--variants",
-            "whole-file",
-        ])
+    let mut cmd = pipeline::command(
+        sshtune_in(&link),
+        tmp.path(),
+        pipeline::remote_dir(&server.target, dest.path()),
+    );
+    cmd.args(&server.target.options)
+        .args(pipeline::ONE_CELL)
         .args(["--size", "24M", "--repeat", "2", "-q", "--format", "json"]);
     let o = link_dropped_mid_run(&link, &server, cmd, |c| {
         c.len() > 1 && c[0] == "rsync" && c[1] == "--server"
@@ -446,17 +429,8 @@ fn destination_filling_up_during_pipeline_is_named_and_scratch_removed() {
         .unwrap();
     assert!(st.success(), "mount tmpfs");
     let _unmount = procs::Unmount(dest.clone());
-    let child = sshtune()
-        .env("TMPDIR", &tmp)
-        .arg("pipeline")
-        .arg(&dest)
-        .args([
-            "--no-ceilings",
-            "--ciphers",
-            "aes128-ctr",
-            "--variants",
-            "whole-file",
-        ])
+    let child = pipeline::command(sshtune(), &tmp, &dest)
+        .args(pipeline::ONE_CELL)
         .args(["--size", "16M", "--repeat", "3", "-q"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

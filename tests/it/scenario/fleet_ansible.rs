@@ -14,7 +14,7 @@ mod host;
 mod topology;
 
 use ansible::Ansible;
-use host::{verdicts, Host};
+use host::{verdicts, Host, Spec};
 use std::path::Path;
 use std::time::Instant;
 use support::cgroup::CpuQuota;
@@ -43,17 +43,23 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
     // Declared before the hosts: dropped after them, once no sshd is left inside.
     let mut fleet = Fleet::new();
     let quota = CpuQuota::new(20);
-    let slow = Host::start(&mut fleet, "slow", Some(40), None, "8M", None);
-    let fast = Host::start(&mut fleet, "fast", Some(160), None, "32M", Some(OLD_DROPIN));
+    let slow = Host::start(&mut fleet, Spec::new("slow", Some(40), "8M"));
+    let fast = Host::start(
+        &mut fleet,
+        Spec::new("fast", Some(160), "32M").old_dropin(OLD_DROPIN),
+    );
     // The board sizes its samples itself (no --size): under the quota they must last long
     // enough for its sshd to count enough scheduler ticks. Fixed 48 MiB samples lasted half a
     // second, 10 ticks at 20%, and one run read 16% and `unclear`.
-    let board = Host::start(&mut fleet, "board", None, Some(&quota), "", None);
+    let board = Host::start(&mut fleet, Spec::new("board", None, "").quota(&quota));
     // ProxyJump from the inventory (ansible_ssh_common_args) reaches a host that only a
     // bastion can: its sshd listens on its namespace's 127.0.0.1, the jump sshd on the link.
     // It runs in this playbook, beside the others, rather than in a playbook of its own: each
     // run costs about two minutes of Ansible and bench on the 2-core CI machine.
-    let hidden = Host::start_behind_jump(&mut fleet, "hidden", 160, "32M", None);
+    let hidden = Host::start(
+        &mut fleet,
+        Spec::new("hidden", Some(160), "32M").behind_jump(),
+    );
     let hosts = [&slow, &fast, &board, &hidden];
 
     let reports = tmp.path().join("reports");
@@ -264,7 +270,10 @@ fn playbook_benches_every_host_and_installs_its_dropin() {
 /// options (`locked`, aes256-ctr only) or by its ssh (`oldssh`, `ssh -Q cipher` says
 /// aes256-ctr only: an older client). Its old drop-in allows aes256-ctr.
 fn lockout_host(fleet: &mut Fleet, name: &'static str, reports: &Path, tmp: &Path) -> Host {
-    let mut h = Host::start(fleet, name, Some(160), None, "32M", Some(OLD_DROPIN));
+    let mut h = Host::start(
+        fleet,
+        Spec::new(name, Some(160), "32M").old_dropin(OLD_DROPIN),
+    );
     std::fs::copy(
         reports.join("fast.json"),
         reports.join(format!("{name}.json")),

@@ -26,6 +26,19 @@ fn sshd_behind_link(rate_mbit: u32) -> (NetnsLink, EmbeddedSshd) {
     (link, server)
 }
 
+/// `bench` of every cipher of [`CIPHERS`], upload, from `client` (the link's client side) to
+/// `server`; `more` arguments after.
+fn upload_bench(
+    client: &[String],
+    server: &EmbeddedSshd,
+    more: &[&str],
+) -> (sshtune::bench::model::BenchReport, String) {
+    let ciphers = CIPHERS.join(",");
+    let mut args = vec!["--ciphers", &ciphers, "--direction", "upload"];
+    args.extend_from_slice(more);
+    bench(client, &server.target, &args)
+}
+
 fn network_bound(rate_mbit: u32, size_mib: u64) {
     if !support::require_root("network namespaces and tc need root") {
         return;
@@ -34,12 +47,7 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
     let (link, server) = sshd_behind_link(rate_mbit);
     let client = link.client_wrapper();
     let size = format!("{size_mib}M");
-    let ciphers = CIPHERS.join(",");
     let args = [
-        "--ciphers",
-        &ciphers,
-        "--direction",
-        "upload",
         "--size",
         &size,
         "--repeat",
@@ -54,7 +62,7 @@ fn network_bound(rate_mbit: u32, size_mib: u64) {
         ),
         0.10,
         |runs| independent_upload(&client, &server.target, CIPHERS[0], size_mib << 20, runs),
-        || bench(&client, &server.target, &args),
+        || upload_bench(&client, &server, &args),
         |(report, _)| median_and_spread(report, CIPHERS[0]),
     );
     let rate = link.rate_mib_s().expect("shaped");
@@ -102,15 +110,7 @@ fn default_mode_lengthens_samples_on_a_slow_link() {
     let _one = exclusive();
     let (link, server) = sshd_behind_link(50);
     let client = link.client_wrapper();
-    let ciphers = CIPHERS.join(",");
-    let args = [
-        "--ciphers",
-        &ciphers,
-        "--direction",
-        "upload",
-        "--no-ceiling",
-    ];
-    let (report, _) = bench(&client, &server.target, &args);
+    let (report, _) = upload_bench(&client, &server, &["--no-ceiling"]);
     assert_eq!(report.settings.mode.as_deref(), Some("adaptive"));
     let rate = link.rate_mib_s().expect("shaped");
     for cipher in CIPHERS {

@@ -273,16 +273,13 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
     let server = sshtune::embedded::EmbeddedSshd::start("").unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let o = output(
-        sshtune()
-            .env("TMPDIR", tmp.path())
-            .arg("pipeline")
-            .arg(format!(
-                "{}:{}",
-                server.target.destination,
-                p.dest.display()
-            ))
-            .args(&server.target.options)
-            .args(["--size", "1M", "--luks", "--no-ceilings", "-q"]),
+        support::pipeline::command(
+            sshtune(),
+            tmp.path(),
+            support::pipeline::remote_dir(&server.target, &p.dest),
+        )
+        .args(&server.target.options)
+        .args(["--size", "1M", "--luks", "--no-ceilings", "-q"]),
     );
     drop(server);
     let by_helper = state(&p, &cases);

@@ -64,6 +64,18 @@ pub fn ok_json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(o)).expect("stdout is JSON")
 }
 
+/// The row of a bench report's `results` for `cipher`; fails the test, showing the report, when
+/// there is none.
+pub fn result_row(report: &serde_json::Value, cipher: &str) -> serde_json::Value {
+    report["results"]
+        .as_array()
+        .expect("a results array")
+        .iter()
+        .find(|r| r["cipher"] == cipher)
+        .unwrap_or_else(|| panic!("no {cipher} row: {report}"))
+        .clone()
+}
+
 /// The repository root (where `scripts/`, `examples/` and `contrib/` live).
 /// A CSV report's lines, each as column name → cell.
 pub fn csv_lines(text: &str) -> Vec<std::collections::HashMap<String, String>> {

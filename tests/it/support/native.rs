@@ -9,6 +9,17 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// `sshtune bench` with the native engine against 127.0.0.1, the user's ssh_config left out;
+/// the port, key and known-hosts options follow.
+pub const BENCH_LOCALHOST: [&str; 6] = [
+    "bench",
+    "127.0.0.1",
+    "--engine",
+    "native",
+    "-F",
+    "/dev/null",
+];
+
 /// A native client that offers `cipher` and `mac` only (an AEAD cipher: no MAC), logging in
 /// as this user with `key` and checking the host key in `known_hosts`; an 8 MiB window.
 pub fn one_cipher_client(

@@ -1,9 +1,33 @@
 //! Fixtures for the pipeline tests: datasets, tree comparison, a private TMPDIR to prove
 //! nothing is left behind, and killing an embedded sshd with its sessions.
 
+use sshtune::target::SshTarget;
+use std::ffi::OsStr;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The arguments that make a run one cell: aes128-ctr, whole-file, no ceilings measured.
+pub const ONE_CELL: [&str; 5] = [
+    "--no-ceilings",
+    "--ciphers",
+    "aes128-ctr",
+    "--variants",
+    "whole-file",
+];
+
+/// `sshtune pipeline DEST` with its temp files in `tmp`; `cmd` is sshtune, alone or under a
+/// prefix (`ip netns exec`).
+pub fn command(mut cmd: Command, tmp: &Path, dest: impl AsRef<OsStr>) -> Command {
+    cmd.env("TMPDIR", tmp).arg("pipeline").arg(dest);
+    cmd
+}
+
+/// `dir` on the server `target` reaches, as `pipeline` takes a destination: `HOST:DIR`.
+pub fn remote_dir(target: &SshTarget, dir: &Path) -> String {
+    format!("{}:{}", target.destination, dir.display())
+}
 
 /// A test's work directory: `src` holding a dataset of `make_source`, and `dest` and `tmp`
 /// (the private TMPDIR) empty. Everything goes with `_dir`.

@@ -28,42 +28,66 @@ pub struct Host {
 
 const DROPIN: &str = "50-sshtune.conf";
 
+/// What a host is: its sshd behind a link of `rate_mbit` (none: unshaped), with the
+/// inventory's `bench_size`; see the methods for the rest.
+pub struct Spec<'a> {
+    name: &'static str,
+    rate_mbit: Option<u32>,
+    size: &'static str,
+    quota: Option<&'a CpuQuota>,
+    old_dropin: Option<&'a str>,
+    behind_jump: bool,
+}
+
+impl<'a> Spec<'a> {
+    pub fn new(name: &'static str, rate_mbit: Option<u32>, size: &'static str) -> Self {
+        Spec {
+            name,
+            rate_mbit,
+            size,
+            quota: None,
+            old_dropin: None,
+            behind_jump: false,
+        }
+    }
+
+    /// The sshd runs inside `quota`.
+    pub fn quota(self, quota: &'a CpuQuota) -> Self {
+        Spec {
+            quota: Some(quota),
+            ..self
+        }
+    }
+
+    /// `text` is already in its drop-in directory.
+    pub fn old_dropin(self, text: &'a str) -> Self {
+        Spec {
+            old_dropin: Some(text),
+            ..self
+        }
+    }
+
+    /// The sshd listens on the namespace's own 127.0.0.1, reachable only through a second
+    /// sshd on the link address that forwards (ProxyJump), as a host behind a bastion is.
+    pub fn behind_jump(self) -> Self {
+        Spec {
+            behind_jump: true,
+            ..self
+        }
+    }
+}
+
 impl Host {
-    /// Starts the host's sshd behind a link of `rate_mbit`, inside `quota` when given, with
-    /// `old_dropin` already in its drop-in directory.
-    pub fn start(
-        fleet: &mut Fleet,
-        name: &'static str,
-        rate_mbit: Option<u32>,
-        quota: Option<&CpuQuota>,
-        size: &'static str,
-        old_dropin: Option<&str>,
-    ) -> Self {
-        Self::start_with(fleet, name, rate_mbit, quota, size, old_dropin, false)
-    }
-
-    /// Like `start`, but the sshd listens on the namespace's own 127.0.0.1, reachable only
-    /// through a second sshd on the link address that forwards (ProxyJump), as a host behind
-    /// a bastion is.
-    pub fn start_behind_jump(
-        fleet: &mut Fleet,
-        name: &'static str,
-        rate_mbit: u32,
-        size: &'static str,
-        old_dropin: Option<&str>,
-    ) -> Self {
-        Self::start_with(fleet, name, Some(rate_mbit), None, size, old_dropin, true)
-    }
-
-    fn start_with(
-        fleet: &mut Fleet,
-        name: &'static str,
-        rate_mbit: Option<u32>,
-        quota: Option<&CpuQuota>,
-        size: &'static str,
-        old_dropin: Option<&str>,
-        behind_jump: bool,
-    ) -> Self {
+    /// Starts the host's sshd as `spec` says.
+    pub fn start(fleet: &mut Fleet, spec: Spec) -> Self {
+        let Spec {
+            name,
+            rate_mbit,
+            quota,
+            size,
+            old_dropin,
+            behind_jump,
+        } = spec;
         let ns = fleet.add_host(rate_mbit);
         let dropins = tempfile::Builder::new()
             .prefix(&format!("sshtune-fleet-{name}-"))
