@@ -212,9 +212,10 @@ pub(crate) fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<
         .iter()
         .map(|a| {
             vec![
-                match &a.cipher {
-                    Some(c) => format!("{} {c}", a.stage),
-                    None => a.stage.to_string(),
+                match (&a.cipher, &a.setting) {
+                    (Some(c), Some(st)) => format!("{} {c}, beside {st}'s cells", a.stage),
+                    (Some(c), None) => format!("{} {c}", a.stage),
+                    (None, _) => a.stage.to_string(),
                 },
                 a.error
                     .clone()
