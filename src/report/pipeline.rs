@@ -321,7 +321,7 @@ pub(crate) fn luks_summary(l: &LuksSection) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
+            "Model: the stages' times alone added up (beside the samplers they take turns), or their summed CPU cost over the free cores when longer{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
             l.model_median_error_pct.map_or_else(|| "–".into(), |m| format!("{m:.0}%"))
         ));
     }
