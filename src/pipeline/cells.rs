@@ -113,6 +113,7 @@ impl Cells<'_> {
         if variant.needs_existing() {
             if !self.populated {
                 s.shared.set_phase(Some("prepare".into()));
+                s.control.measured_login();
                 rsync::run(
                     &mut self.command(e, Variant::WholeFile),
                     &s.end.label,
@@ -316,6 +317,7 @@ impl<'s, 'a> Copies<'s, 'a> {
         let s = self.s;
         s.shared.set_phase(Some(phase.clone()));
         let sender = &s.shared.sender;
+        s.control.measured_login();
         let copied = match rsync::run(cmd, &s.end.label, |pid| sender.store(pid, Ordering::SeqCst))
         {
             Ok(o) => {

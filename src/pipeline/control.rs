@@ -42,6 +42,8 @@ pub struct Control {
     target: SshTarget,
     socket: Option<PathBuf>,
     logins: Arc<AtomicU32>,
+    /// Logins of the measured sessions (copies, SSH alone), each on a connection of its own.
+    measured: Arc<AtomicU32>,
     why_not: Option<String>,
 }
 
@@ -60,6 +62,7 @@ impl Control {
             target: target.clone(),
             socket: None,
             logins: Arc::new(AtomicU32::new(logins)),
+            measured: Arc::default(),
             why_not: Some(why_not),
         }
     }
@@ -107,11 +110,18 @@ impl Control {
         }
     }
 
+    /// Counts one login of a measured session (an rsync copy, SSH alone): these never go
+    /// through the master, so `-c` applies and no measurement shares a connection.
+    pub fn measured_login(&self) {
+        self.measured.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// What the report says of the control traffic.
     pub fn info(&self) -> ControlInfo {
         ControlInfo {
             multiplexed: self.socket.is_some(),
             logins: self.logins.load(Ordering::SeqCst),
+            measured_logins: self.measured.load(Ordering::SeqCst),
             not_multiplexed_because: self.why_not.clone(),
         }
     }
@@ -187,6 +197,7 @@ impl Master {
                 target: target.clone(),
                 socket: Some(socket),
                 logins,
+                measured: Arc::default(),
                 why_not: None,
             },
             _dir: dir,

@@ -58,6 +58,10 @@ pub struct ControlInfo {
     pub multiplexed: bool,
     /// Logins the control traffic made: 1 through a master; one per command without.
     pub logins: u32,
+    /// Logins of the measured sessions (one per rsync copy and per SSH alone), never through
+    /// the master; the ceilings' bench runs and `--jobs` runs are not counted.
+    #[serde(default)]
+    pub measured_logins: u32,
     /// Why no master carried it, when none did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_multiplexed_because: Option<String>,

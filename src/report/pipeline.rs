@@ -213,9 +213,10 @@ pub(crate) fn luks_tables(l: &LuksSection) -> Vec<(String, Vec<String>, Vec<Vec<
         .iter()
         .map(|a| {
             vec![
-                match &a.cipher {
-                    Some(c) => format!("{} {c}", a.stage),
-                    None => a.stage.to_string(),
+                match (&a.cipher, &a.setting) {
+                    (Some(c), Some(st)) => format!("{} {c}, beside {st}'s cells", a.stage),
+                    (Some(c), None) => format!("{} {c}", a.stage),
+                    (None, _) => a.stage.to_string(),
                 },
                 a.error
                     .clone()
@@ -321,7 +322,7 @@ pub(crate) fn luks_summary(l: &LuksSection) -> Vec<String> {
             None => String::new(),
         };
         out.push(format!(
-            "Model: the slowest stage alone, or the stages' summed CPU cost over the free cores{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
+            "Model: the stages' times alone added up (beside the samplers they take turns), or their summed CPU cost over the free cores when longer{base}; error per cell in the matrix's error column, median {}, largest {e:.0}%.",
             l.model_median_error_pct.map_or_else(|| "–".into(), |m| format!("{m:.0}%"))
         ));
     }

@@ -59,8 +59,8 @@ const ALONE_MAX_BYTES: u64 = 64 << 20;
 /// first (up to `ALONE_MAX_BYTES`): reading the source is rsync's work, measured in
 /// rsync-local, and stays out of this stage. The remote side prints a marker
 /// when its `cat` starts and another when it has read everything: the clock and the
-/// sampler's phase run between the two, so process start, handshake and login are neither
-/// timed nor charged (subtracting a separate empty session's login instead was off by as
+/// sampler's phase run from the first to ssh's exit (a copy's window, too, ends when rsync
+/// and its ssh exit), so process start, handshake and login are neither timed nor charged (subtracting a separate empty session's login instead was off by as
 /// much as the transfer itself on a slow board, whose logins vary by seconds).
 /// `beside`: the setting whose cells follow (none before the matrix).
 pub fn ssh_alone(
@@ -92,6 +92,7 @@ pub fn ssh_alone(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let login = Instant::now();
+    s.control.measured_login();
     let mut child = crate::process::ChildGuard::spawn(&mut cmd, "ssh")?;
     let stderr = crate::process::drain_stderr(child.child_mut());
     let mut stdin = child.child_mut().stdin.take().context("ssh stdin")?;
@@ -105,10 +106,11 @@ pub fn ssh_alone(
     let mut sent = 0u64;
     let mut secs = 0.0;
     let mut error = None;
+    let mut started = None;
     if wait_for("SSHTUNE-READY") {
         logins.push(login.elapsed().as_secs_f64());
         s.shared.set_phase(Some(ssh_phase(cipher, beside)));
-        let t = Instant::now();
+        let t = *started.insert(Instant::now());
         let mut passes = 0;
         while passes < ALONE_MAX_PASSES && (passes == 0 || t.elapsed().as_secs_f64() < ALONE_MIN_S)
         {
@@ -123,14 +125,18 @@ pub fn ssh_alone(
         if !wait_for("SSHTUNE-DONE") && error.is_none() {
             error = Some("the remote cat ended before it read everything".into());
         }
-        secs = t.elapsed().as_secs_f64();
-        s.shared.set_phase(Some("between".into()));
     } else {
         drop(stdin);
     }
     let status = child
         .wait_timeout(std::time::Duration::from_secs(30))
         .context("waiting for ssh")?;
+    // The window ends when ssh has exited, as a copy's ends when rsync and its ssh have:
+    // the session's end (channel close, the remote shell's exit) is in both.
+    if let Some(t) = started {
+        secs = t.elapsed().as_secs_f64();
+        s.shared.set_phase(Some("between".into()));
+    }
     let stderr = stderr.text(std::time::Duration::from_secs(5));
     if !status.success() || secs == 0.0 {
         // ssh's own message says more than a broken pipe does.
@@ -149,7 +155,7 @@ pub fn ssh_alone(
             .then(|| round1(sent as f64 / MIB / secs.max(1e-6))),
         cpu_s_per_mib: None,
         method: format!(
-            "the dataset's bytes (read into memory first, at most {} MiB; again until {ALONE_MIN_S} s passed) through ssh -c {cipher} into cat > /dev/null, timed on the remote cat's start and end markers",
+            "the dataset's bytes (read into memory first, at most {} MiB; again until {ALONE_MIN_S} s passed) through ssh -c {cipher} into cat > /dev/null, timed from the remote cat's start marker to ssh's exit",
             ALONE_MAX_BYTES >> 20
         ),
         error,

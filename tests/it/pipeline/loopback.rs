@@ -150,7 +150,8 @@ fn control_traffic_shares_one_login_and_leaves_no_master() {
     let r: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
     assert_eq!(r["control"]["multiplexed"], true, "{}", r["control"]);
     assert_eq!(r["control"]["logins"], 1, "{}", r["control"]);
-    // Two timed copies, each its own login, plus the master's.
+    // Two timed copies, each its own login and counted as measured, plus the master's.
+    assert_eq!(r["control"]["measured_logins"], 2, "{}", r["control"]);
     assert_eq!(accepted_logins(&server), 3, "{}", sshd_log(&server));
     no_master_and_nothing_left(tmp.path());
 }
@@ -178,9 +179,11 @@ fn a_server_refusing_multiplexed_sessions_gets_one_login_per_command_and_a_warni
     // then one each: the check, the sampler, 2 × (empty, flush), the removal.
     let logins = r["control"]["logins"].as_u64().unwrap();
     assert_eq!(logins, 10, "{}", r["control"]);
+    let measured = r["control"]["measured_logins"].as_u64().unwrap();
+    assert_eq!(measured, 2, "{}", r["control"]);
     assert_eq!(
         accepted_logins(&server),
-        logins as usize + 2,
+        (logins + measured) as usize,
         "{}",
         sshd_log(&server)
     );
