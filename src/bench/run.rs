@@ -50,6 +50,17 @@ pub fn next_size(size: u64, seconds: f64, target: f64) -> u64 {
     next.div_ceil(MIB).saturating_mul(MIB).min(MAX_SIZE)
 }
 
+/// A row whose transfer failed after some samples: the samples stay, the error stands beside
+/// them, and no verdict is drawn from a row cut short.
+pub fn keep_late_error(row: &mut ResultRow, error: Option<String>) {
+    if error.is_some() {
+        row.error = error;
+        row.verdict = None;
+        row.verdict_reason = None;
+        row.verdict_rule = None;
+    }
+}
+
 pub fn summarise(
     engine: &str,
     cipher: &str,

@@ -12,7 +12,7 @@
 
 use super::executor::{Executor, Job, Sample};
 use super::model::{Direction, ResultRow};
-use super::run::{next_size, summarise, Context, Sampling, MAX_SIZE};
+use super::run::{keep_late_error, next_size, summarise, Context, Sampling, MAX_SIZE};
 use crate::process;
 use crate::progress::Progress;
 use crate::target::SshError;
@@ -190,12 +190,7 @@ fn finish(engine: &str, r: Row, ctx: Context) -> ResultRow {
         &r.samples,
         ctx,
     );
-    if r.error.is_some() {
-        row.error = r.error;
-        row.verdict = None;
-        row.verdict_reason = None;
-        row.verdict_rule = None;
-    }
+    keep_late_error(&mut row, r.error);
     row
 }
 

@@ -9,7 +9,7 @@ use super::settings::Adaptive;
 use crate::bench::executor::{Executor, Job};
 use crate::bench::model::{Direction, ResultRow};
 use crate::bench::progress::row_line;
-use crate::bench::run::{summarise, Context, Sampling};
+use crate::bench::run::{keep_late_error, summarise, Context, Sampling};
 use crate::process;
 use crate::progress::Progress;
 use crate::target::SshError;
@@ -215,12 +215,7 @@ impl<'r> Race<'r> {
                 ctx,
             );
             row.stopped = r.stopped.map(String::from);
-            if r.error.is_some() {
-                row.error = r.error;
-                row.verdict = None;
-                row.verdict_reason = None;
-                row.verdict_rule = None;
-            }
+            keep_late_error(&mut row, r.error);
             *slot = Some(row);
         }
         self.progress.finish();
