@@ -76,6 +76,11 @@ pub(crate) fn rate_cell(r: Option<&ResultRow>, unit: RateUnit) -> String {
     }
 }
 
+/// A figure in a CSV cell: three decimals, empty when there is none.
+pub(crate) fn csv_figure(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.3}")).unwrap_or_default()
+}
+
 pub(crate) fn pct(v: Option<f64>) -> String {
     v.map_or("?".into(), |v| format!("{v:.0}"))
 }

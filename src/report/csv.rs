@@ -1,6 +1,7 @@
 //! `bench --format csv`: one line per result row. With `--streams N` the same line carries the
 //! N streams' figures in the `streams_*` columns (empty for a row measured with one stream).
 
+use super::cells::csv_figure as figure;
 use super::export::Exporter;
 use crate::bench::model::{BenchReport, ResultRow, Streams};
 
@@ -55,10 +56,6 @@ impl Exporter<BenchReport> for Csv {
         }
         Ok(String::from_utf8(w.into_inner()?)?)
     }
-}
-
-fn figure(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.3}")).unwrap_or_default()
 }
 
 fn figures(v: &[f64]) -> String {

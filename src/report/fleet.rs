@@ -215,7 +215,7 @@ pub fn render(f: &Fleet, format: Format) -> anyhow::Result<String> {
                 "ciphers_line",
                 "error",
             ])?;
-            let n = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+            let n = super::cells::csv_figure;
             for h in &f.hosts {
                 w.write_record([
                     h.host.clone(),

@@ -1,6 +1,7 @@
 //! Presentation of a pipeline report: table, JSON, CSV, Markdown. Nothing is computed here
 //! that the report does not already hold.
 
+use super::cells::csv_figure;
 use super::md_table::{markdown_table, Align};
 use super::pipeline_jobs_csv as jobs_csv;
 use crate::pipeline::model::{CpuShare, LuksSection, PipelineReport, Row, Stage, StageCeiling};
@@ -490,8 +491,4 @@ fn csv_record(r: &Row, ssh_only: Option<f64>, groups: &[String]) -> Vec<String> 
     }
     rec.push(r.error.clone().unwrap_or_default());
     rec
-}
-
-fn csv_figure(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.3}")).unwrap_or_default()
 }

@@ -2,6 +2,7 @@
 //! every one-rsync line, and one line per cipher for its N jobs in the same columns as a
 //! one-rsync line (docs/pipeline.md, "CSV"). Figures only as `pipeline::jobs_gain` made them.
 
+use super::cells::csv_figure as figure;
 use crate::pipeline::model::{JobsRow, JobsSection, Row};
 
 /// The columns a report with a `jobs` section adds.
@@ -48,10 +49,6 @@ fn as_row(j: &JobsRow, bytes: u64) -> Row {
         cpu: j.cpu.clone(),
         error: j.error.clone(),
     }
-}
-
-fn figure(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.3}")).unwrap_or_default()
 }
 
 fn cells(count: u32, j: &JobsRow) -> Vec<String> {

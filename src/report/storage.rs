@@ -256,7 +256,7 @@ pub(crate) fn csv(r: &StorageReport) -> anyhow::Result<String> {
         "fio_write_iops",
         "error",
     ])?;
-    let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let f = super::cells::csv_figure;
     if let Some(m) = &r.matrix {
         for c in &m.cells {
             let base = |test: String, t: Option<&TestResult>| -> Vec<String> {

@@ -194,7 +194,7 @@ fn csv(c: &Comparison) -> anyhow::Result<String> {
         .map(String::from),
     );
     w.write_record(&h)?;
-    let f = |v: Option<f64>| v.map(|v| format!("{v:.3}")).unwrap_or_default();
+    let f = crate::report::cells::csv_figure;
     for r in &c.rows {
         for (i, run) in c.runs.iter().enumerate() {
             let fig = r.figures[i].as_ref();
