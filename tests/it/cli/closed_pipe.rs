@@ -107,11 +107,7 @@ fn the_shell_sees_success() {
         ))
         .output()
         .expect("bash runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::ok(&out);
     assert!(
         out.stderr.is_empty(),
         "{}",

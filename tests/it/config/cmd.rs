@@ -52,19 +52,37 @@ fn debian_main(s: &Scratch, extra_before: &str) -> PathBuf {
     s.main_config(extra_before, "sshd_config.d", "UsePAM no\n")
 }
 
-/// `sshd -t` run here directly, independent of the code under test.
-fn sshd_t(dropin: &str) -> (bool, String) {
+/// The path of the report fixture `tests/fixtures/config/NAME`, as an argument.
+fn report(name: &str) -> String {
+    fixture(&format!("config/{name}")).display().to_string()
+}
+
+/// `sshtune config --from REPORT --apply DROPIN --sshd-config MAIN ARGS...` of the report
+/// fixture `name`.
+fn apply(name: &str, dropin: &Path, main: &Path, args: &[&str]) -> Output {
+    let (dropin, main) = (dropin.to_str().unwrap(), main.to_str().unwrap());
+    let apply = ["--apply", dropin, "--sshd-config", main];
+    config_from(&report(name), &[&apply, args].concat())
+}
+
+/// `sshd -t -f MAIN` run here directly, independent of the code under test.
+fn sshd_t_main(main: &Path) -> (bool, String) {
     privsep();
-    let s = Scratch::new();
-    let main = debian_main(&s, "");
-    std::fs::write(s.path("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
     let o = Command::new("sshd")
         .arg("-t")
         .arg("-f")
-        .arg(&main)
+        .arg(main)
         .output()
         .expect("sshd runs");
     (o.status.success(), stderr(&o).trim().to_string())
+}
+
+/// `sshd -t` of a Debian-like config with `dropin` in its drop-in directory.
+fn sshd_t(dropin: &str) -> (bool, String) {
+    let s = Scratch::new();
+    let main = debian_main(&s, "");
+    std::fs::write(s.path("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
+    sshd_t_main(&main)
 }
 
 #[test]
@@ -73,10 +91,7 @@ fn every_policy_passes_the_real_sshd_t() {
     let accepted = sshd_config::catalog::accepted_ciphers(ciphers::OpenSshVersion::new(9, 2));
     for fx in ["bench-openssh-9.2.json", "bench-legacy-ciphers.json"] {
         for policy in ["secure", "compatible", "legacy"] {
-            let o = config_from(
-                fixture(&format!("config/{fx}")).to_str().unwrap(),
-                &["--policy", policy, "--server", "--check"],
-            );
+            let o = config_from(&report(fx), &["--policy", policy, "--server", "--check"]);
             let dropin = ok(&o);
             let err = stderr(&o);
             assert!(err.contains("check: PASS"), "{fx} {policy}: {err}");
@@ -127,8 +142,7 @@ fn every_policy_passes_the_real_sshd_t() {
 #[test]
 fn order_follows_the_chosen_direction() {
     let _lock = support::shared();
-    let fx = fixture("config/bench-openssh-9.2.json");
-    let fx = fx.to_str().unwrap();
+    let fx = &report("bench-openssh-9.2.json");
     for (dir, first) in [
         ("upload", "aes128-gcm@openssh.com"),
         ("download", "aes128-cbc"),
@@ -173,7 +187,7 @@ fn order_follows_the_chosen_direction() {
 fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
     let _lock = support::shared();
     let weak = ok(&config_from(
-        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
+        &report("bench-openssh-9.2.json"),
         &["--server"],
     ));
     assert!(
@@ -181,9 +195,7 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
         "{weak}"
     );
     let strict = ok(&config_from(
-        fixture("config/bench-openssh-9.6-strict.json")
-            .to_str()
-            .unwrap(),
+        &report("bench-openssh-9.6-strict.json"),
         &["--server"],
     ));
     assert!(!strict.contains("CVE-2023-48795"), "{strict}");
@@ -193,8 +205,7 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
 #[test]
 fn an_old_target_gets_its_legacy_names_and_the_local_sshd_refuses_them() {
     let _lock = support::shared();
-    let fx = fixture("config/bench-openssh-7.4.json");
-    let fx = fx.to_str().unwrap();
+    let fx = &report("bench-openssh-7.4.json");
     let dropin = ok(&config_from(fx, &["--policy", "legacy", "--server"]));
     let names = ciphers_of(&dropin);
     assert!(
@@ -370,19 +381,10 @@ fn bad_input_gives_one_clear_line() {
             "reading /nonexistent/bench.json",
         ),
         (
-            vec![
-                "--from",
-                fixture("config/debian-sshd_config").to_str().unwrap(),
-            ],
+            vec!["--from", &report("debian-sshd_config")],
             "is not a sshtune bench report",
         ),
-        (
-            vec![
-                "--from",
-                fixture("config/bench-dropbear.json").to_str().unwrap(),
-            ],
-            "Dropbear",
-        ),
+        (vec!["--from", &report("bench-dropbear.json")], "Dropbear"),
     ] {
         let o = config(&args);
         assert!(!o.status.success(), "{args:?}");
@@ -392,7 +394,7 @@ fn bad_input_gives_one_clear_line() {
     }
     // Argument errors come from clap, with its usual hint line.
     let o = config_from(
-        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
+        &report("bench-openssh-9.2.json"),
         &["--openssh-version", "x"],
     );
     assert_eq!(o.status.code(), Some(2));
@@ -477,18 +479,7 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
     let main = debian_main(&s, "");
     let dropin = s.path("sshd_config.d/50-sshtune.conf");
     std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
-    let o = config_from(
-        fixture("config/bench-legacy-ciphers.json")
-            .to_str()
-            .unwrap(),
-        &[
-            "--apply",
-            dropin.to_str().unwrap(),
-            "--sshd-config",
-            main.to_str().unwrap(),
-            "--quiet",
-        ],
-    );
+    let o = apply("bench-legacy-ciphers.json", &dropin, &main, &["--quiet"]);
     ok(&o);
     let err = stderr(&o);
     assert!(
@@ -507,13 +498,8 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
         std::fs::read_to_string(s.path("sshd_config.d").join(backup)).unwrap(),
         "# older settings\nCiphers aes256-ctr\n"
     );
-    let st = Command::new("sshd")
-        .arg("-t")
-        .arg("-f")
-        .arg(&main)
-        .status()
-        .unwrap();
-    assert!(st.success());
+    let (passed, msg) = sshd_t_main(&main);
+    assert!(passed, "{msg}");
 }
 
 #[test]
@@ -525,22 +511,8 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let old = "Ciphers aes256-ctr # keep me\n";
     std::fs::write(&dropin, old).unwrap();
     // Results claimed for an OpenSSH 7.4 target yield arcfour & co, which this 9.2 sshd refuses.
-    let args = |d: &Path| {
-        vec![
-            "--from".to_string(),
-            fixture("config/bench-openssh-7.4.json")
-                .display()
-                .to_string(),
-            "--policy".into(),
-            "legacy".into(),
-            "--apply".into(),
-            d.display().to_string(),
-            "--sshd-config".into(),
-            main.display().to_string(),
-        ]
-    };
-    let a = args(&dropin);
-    let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let legacy = |d: &Path| apply("bench-openssh-7.4.json", d, &main, &["--policy", "legacy"]);
+    let o = legacy(&dropin);
     // sshd's "no", cleanly rolled back: a policy failure.
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert_eq!(stdout(&o), "", "a rolled-back drop-in is not printed");
@@ -554,17 +526,11 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
 
     // With nothing there before, rolling back means removing it again.
     let fresh = s.path("sshd_config.d/60-new.conf");
-    let a = args(&fresh);
-    let o = config(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    let o = legacy(&fresh);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(!fresh.exists());
-    let st = Command::new("sshd")
-        .arg("-t")
-        .arg("-f")
-        .arg(&main)
-        .status()
-        .unwrap();
-    assert!(st.success(), "the config is left as sshd accepted it");
+    let (passed, msg) = sshd_t_main(&main);
+    assert!(passed, "the config is left as sshd accepted it: {msg}");
 }
 
 #[test]
@@ -573,16 +539,7 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     let s = Scratch::new();
     let main = debian_main(&s, "");
     let stray = s.path("stray.conf");
-    let fx = fixture("config/bench-openssh-9.2.json");
-    let o = config_from(
-        fx.to_str().unwrap(),
-        &[
-            "--apply",
-            stray.to_str().unwrap(),
-            "--sshd-config",
-            main.to_str().unwrap(),
-        ],
-    );
+    let o = apply("bench-openssh-9.2.json", &stray, &main, &[]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("does not Include"), "{}", stderr(&o));
     assert!(!stray.exists());
@@ -594,15 +551,7 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     )
     .unwrap();
     let dropin = s.path("sshd_config.d/50-sshtune.conf");
-    let o = config_from(
-        fx.to_str().unwrap(),
-        &[
-            "--apply",
-            dropin.to_str().unwrap(),
-            "--sshd-config",
-            broken.to_str().unwrap(),
-        ],
-    );
+    let o = apply("bench-openssh-9.2.json", &dropin, &broken, &[]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("already rejected by sshd"),
@@ -618,15 +567,7 @@ fn apply_explains_when_an_earlier_line_decides_ciphers() {
     let s = Scratch::new();
     let main = debian_main(&s, "Ciphers aes256-ctr\n");
     let dropin = s.path("sshd_config.d/50-sshtune.conf");
-    let o = config_from(
-        fixture("config/bench-openssh-9.2.json").to_str().unwrap(),
-        &[
-            "--apply",
-            dropin.to_str().unwrap(),
-            "--sshd-config",
-            main.to_str().unwrap(),
-        ],
-    );
+    let o = apply("bench-openssh-9.2.json", &dropin, &main, &[]);
     ok(&o);
     let err = stderr(&o);
     assert!(
@@ -681,8 +622,7 @@ fn live_host_runs_the_bench_first() {
 #[test]
 fn format_json_is_one_object_with_the_line_the_reasons_and_the_outputs() {
     let _lock = support::shared();
-    let fx = fixture("config/bench-openssh-9.2.json");
-    let fx = fx.to_str().unwrap();
+    let fx = &report("bench-openssh-9.2.json");
     let text = ok(&config_from(fx, &["--direction", "upload"]));
     let o = config_from(fx, &["--direction", "upload", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&ok(&o)).unwrap();

@@ -195,12 +195,7 @@ fn ssh_config_host_blocks_agree_with_ssh_g() {
             .arg(host)
             .output()
             .expect("ssh runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stdout = support::ok(&out);
         let theirs = stdout
             .lines()
             .find_map(|l| l.strip_prefix("ciphers "))

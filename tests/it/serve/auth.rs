@@ -428,12 +428,7 @@ fn forced_builtin_replaces_the_requested_command() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = support::ok(&out);
     assert!(text.contains("SSHTUNE-INFO cores="), "{text}");
     assert!(!text.contains("SSHTUNE-READY"), "{text}");
 }

@@ -125,11 +125,7 @@ fn two_hundred_idle_sockets_from_one_address() {
     }
     assert_eq!(held, 5, "the per-source default is 5");
     let out = s.ssh().args(["127.0.0.1", "stat"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    support::ok(&out);
     let log = s.log();
     assert!(log.contains("per-source max startups (5) reached"), "{log}");
     drop(idle);

@@ -20,7 +20,8 @@ pub struct NetnsLink {
     pub rate_mbit: Option<u32>,
 }
 
-fn ip(args: &[&str]) {
+/// `ip ARGS`, failing the test with ip's stderr when it does not succeed.
+pub fn ip(args: &[&str]) {
     run("ip", args);
 }
 

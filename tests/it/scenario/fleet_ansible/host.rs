@@ -227,12 +227,7 @@ impl Host {
             .arg(reports.join(format!("{}.json", self.name)))
             .output()
             .expect("sshtune config runs");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout)
+        support::ok(&out)
             .lines()
             .find(|l| l.starts_with("Ciphers "))
             .expect("a Ciphers line")

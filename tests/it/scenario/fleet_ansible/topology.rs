@@ -4,6 +4,7 @@
 //! traffic. Dropping the fleet deletes every namespace (and with them the veth pairs), also
 //! when the test panics.
 
+use crate::support::netns::ip;
 use std::net::Ipv4Addr;
 use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,19 +21,6 @@ pub struct Fleet {
 pub struct HostNs {
     pub ns: String,
     pub ip: Ipv4Addr,
-}
-
-fn ip(args: &[&str]) {
-    let out = Command::new("ip")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run ip (apt-get install iproute2): {e}"));
-    assert!(
-        out.status.success(),
-        "ip {}: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
 }
 
 impl Fleet {
