@@ -2,6 +2,7 @@
 
 use crate::target::{Resolved, SshTarget};
 use crate::transport::stream::Stream;
+use crate::wire::codec::NameList;
 use crate::wire::ident::{read_ident, Ident};
 use crate::wire::kexinit::KexInit;
 use crate::wire::numbers as msg;
@@ -36,26 +37,25 @@ pub struct ProbeResult {
 impl ProbeResult {
     /// Ciphers usable in both directions, in the server's order.
     pub fn ciphers(&self) -> Vec<String> {
-        self.kexinit
-            .ciphers_c2s
-            .iter()
-            .filter(|c| self.kexinit.ciphers_s2c.contains(c))
-            .map(String::from)
-            .collect()
+        both_ways(&self.kexinit.ciphers_c2s, &self.kexinit.ciphers_s2c)
     }
 
+    /// MACs usable in both directions, in the server's order.
     pub fn macs(&self) -> Vec<String> {
-        self.kexinit
-            .macs_c2s
-            .iter()
-            .filter(|m| self.kexinit.macs_s2c.contains(m))
-            .map(String::from)
-            .collect()
+        both_ways(&self.kexinit.macs_c2s, &self.kexinit.macs_s2c)
     }
 
     pub fn version(&self) -> Option<ciphers::OpenSshVersion> {
         ciphers::OpenSshVersion::parse(&self.software)
     }
+}
+
+/// The names of `c2s` that `s2c` holds too, in `c2s`'s order.
+fn both_ways(c2s: &NameList, s2c: &NameList) -> Vec<String> {
+    c2s.iter()
+        .filter(|n| s2c.contains(n))
+        .map(String::from)
+        .collect()
 }
 
 /// Connects to `host:port`, exchanges identifications and reads the server's KEXINIT.

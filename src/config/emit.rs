@@ -286,15 +286,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn old_clients_get_the_whole_list_instead_of_a_prefix() {
-        let r = report();
-        let sel = select(
-            &r,
+    /// The secure policy's upload order for an OpenSSH 9.2 target.
+    fn secure_upload(r: &BenchReport) -> Selection {
+        select(
+            r,
             Policy::Secure,
             OpenSshVersion::new(9, 2),
             Directions::Upload,
-        );
+        )
+    }
+
+    #[test]
+    fn old_clients_get_the_whole_list_instead_of_a_prefix() {
+        let r = report();
+        let sel = secure_upload(&r);
         let new = emit(&sel, &r, &meta(Some(OpenSshVersion::new(9, 2)))).unwrap();
         assert!(new
             .client
@@ -316,12 +321,7 @@ mod tests {
             options: vec!["ProxyJump=gw".into()],
             ..Default::default()
         };
-        let sel = select(
-            &r,
-            Policy::Secure,
-            OpenSshVersion::new(9, 2),
-            Directions::Upload,
-        );
+        let sel = secure_upload(&r);
         let out = emit(&sel, &r, &meta(Some(OpenSshVersion::new(9, 2)))).unwrap();
         assert!(
             out.rsync.contains(

@@ -56,14 +56,7 @@ impl Sshd {
 
     /// `sshd -t -f config`: does sshd accept the whole configuration?
     pub fn test(&self, config: &Path) -> Result<Verdict> {
-        let _privsep = PrivsepGuard::acquire()?;
-        let out = Command::new(&self.path)
-            .arg("-t")
-            .arg("-f")
-            .arg(config)
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("running {} -t", self.path.display()))?;
+        let out = self.run_on("-t", config)?;
         let stderr = String::from_utf8_lossy(&out.stderr).trim().to_string();
         Ok(Verdict {
             passed: out.status.success(),
@@ -73,14 +66,7 @@ impl Sshd {
 
     /// `sshd -T -f config`: the effective settings, as `keyword value` pairs (keywords lower case).
     pub fn dump(&self, config: &Path) -> Result<Vec<(String, String)>> {
-        let _privsep = PrivsepGuard::acquire()?;
-        let out = Command::new(&self.path)
-            .arg("-T")
-            .arg("-f")
-            .arg(config)
-            .stdin(Stdio::null())
-            .output()
-            .with_context(|| format!("running {} -T", self.path.display()))?;
+        let out = self.run_on("-T", config)?;
         if !out.status.success() {
             bail!(
                 "sshd -T -f {} failed: {}",
@@ -93,6 +79,18 @@ impl Sshd {
             .filter_map(|l| l.split_once(' '))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect())
+    }
+
+    /// `sshd MODE -f config` (`-t` or `-T`), with sshd's privilege-separation directory held.
+    fn run_on(&self, mode: &str, config: &Path) -> Result<std::process::Output> {
+        let _privsep = PrivsepGuard::acquire()?;
+        Command::new(&self.path)
+            .arg(mode)
+            .arg("-f")
+            .arg(config)
+            .stdin(Stdio::null())
+            .output()
+            .with_context(|| format!("running {} {mode}", self.path.display()))
     }
 
     /// The effective `Ciphers` list sshd derives from `config`.

@@ -172,15 +172,20 @@ fn cells(h: &Host) -> Vec<String> {
             "-".into(),
             format!("error: {e}"),
         ],
-        _ => vec![
-            h.host.clone(),
-            h.best.clone().unwrap_or_default(),
-            f(h.up_mib_s),
-            f(h.down_mib_s),
-            h.verdict.clone().unwrap_or_default(),
-            h.ciphers_line.clone().unwrap_or_default(),
-        ],
+        _ => measured(h, f).to_vec(),
     }
+}
+
+/// A measured host's cells, its figures written by `f`.
+fn measured(h: &Host, f: impl Fn(Option<f64>) -> String) -> [String; 6] {
+    [
+        h.host.clone(),
+        h.best.clone().unwrap_or_default(),
+        f(h.up_mib_s),
+        f(h.down_mib_s),
+        h.verdict.clone().unwrap_or_default(),
+        h.ciphers_line.clone().unwrap_or_default(),
+    ]
 }
 
 const HEADER: [&str; 6] = [
@@ -215,17 +220,10 @@ pub fn render(f: &Fleet, format: Format) -> anyhow::Result<String> {
                 "ciphers_line",
                 "error",
             ])?;
-            let n = super::cells::csv_figure;
             for h in &f.hosts {
-                w.write_record([
-                    h.host.clone(),
-                    h.best.clone().unwrap_or_default(),
-                    n(h.up_mib_s),
-                    n(h.down_mib_s),
-                    h.verdict.clone().unwrap_or_default(),
-                    h.ciphers_line.clone().unwrap_or_default(),
-                    h.error.clone().unwrap_or_default(),
-                ])?;
+                let mut record = measured(h, super::cells::csv_figure).to_vec();
+                record.push(h.error.clone().unwrap_or_default());
+                w.write_record(record)?;
             }
             String::from_utf8(w.into_inner()?)?
         }

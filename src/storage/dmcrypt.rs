@@ -143,18 +143,25 @@ fn with_key(args: &[&str], key: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// Device-mapper devices by name, from sysfs (works without udev and without dmsetup).
-pub fn mappings() -> Vec<(String, String)> {
+/// Every block device in sysfs that has the attribute `attr` (`dm/name`), as its kernel name
+/// (`dm-0`) and the attribute's value, trimmed.
+fn block_attrs(attr: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     if let Ok(rd) = std::fs::read_dir("/sys/block") {
         for e in rd.flatten() {
-            let dm = e.file_name().to_string_lossy().into_owned();
-            if let Ok(name) = std::fs::read_to_string(e.path().join("dm/name")) {
-                out.push((name.trim().to_string(), dm));
+            let dev = e.file_name().to_string_lossy().into_owned();
+            if let Ok(value) = std::fs::read_to_string(e.path().join(attr)) {
+                out.push((dev, value.trim().to_string()));
             }
         }
     }
     out
+}
+
+/// Device-mapper devices by name, from sysfs (works without udev and without dmsetup).
+pub fn mappings() -> Vec<(String, String)> {
+    let by_dev = block_attrs("dm/name").into_iter();
+    by_dev.map(|(dm, name)| (name, dm)).collect()
 }
 
 pub fn exists(name: &str) -> bool {
@@ -163,16 +170,10 @@ pub fn exists(name: &str) -> bool {
 
 /// Loop devices with their backing files.
 pub fn loops() -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/sys/block") {
-        for e in rd.flatten() {
-            let n = e.file_name().to_string_lossy().into_owned();
-            if let Ok(b) = std::fs::read_to_string(e.path().join("loop/backing_file")) {
-                out.push((PathBuf::from("/dev").join(n), b.trim().to_string()));
-            }
-        }
-    }
-    out
+    let by_dev = block_attrs("loop/backing_file").into_iter();
+    by_dev
+        .map(|(n, b)| (PathBuf::from("/dev").join(n), b))
+        .collect()
 }
 
 pub fn loop_attached(dev: &Path) -> bool {
