@@ -53,11 +53,7 @@ fn json_report_has_one_row_per_subject_and_backend() {
         assert_eq!(secs.len(), 3, "{r}");
         assert!(secs.iter().all(|s| s.as_f64().unwrap() >= 0.05), "{r}");
         assert!(samples.iter().all(|s| s.as_f64().unwrap() > 0.0));
-        let (lo, med, hi) = (
-            r["min_mib_s"].as_f64().unwrap(),
-            r["median_mib_s"].as_f64().unwrap(),
-            r["max_mib_s"].as_f64().unwrap(),
-        );
+        let (lo, med, hi) = support::spread(r);
         assert!(lo <= med && med <= hi, "{r}");
         assert!(r["default_backend"].is_boolean());
         match r["kind"].as_str().unwrap() {

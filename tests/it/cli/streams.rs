@@ -52,11 +52,7 @@ fn two_streams_report_the_aggregate_each_stream_both_ends_cpu_and_the_gain() {
     let samples = s["samples"].as_array().unwrap();
     assert!(samples.len() >= 3, "several rounds: {s:#}");
     assert_eq!(s["sample_seconds"].as_array().unwrap().len(), samples.len());
-    let (m, lo, hi) = (
-        s["median_mib_s"].as_f64().unwrap(),
-        s["min_mib_s"].as_f64().unwrap(),
-        s["max_mib_s"].as_f64().unwrap(),
-    );
+    let (lo, m, hi) = support::spread(s);
     assert!(0.0 < lo && lo <= m && m <= hi, "{s:#}");
     let each = s["per_stream_mib_s"].as_array().unwrap();
     assert_eq!(each.len(), 2, "{s:#}");
@@ -66,11 +62,7 @@ fn two_streams_report_the_aggregate_each_stream_both_ends_cpu_and_the_gain() {
         assert!(s[cpu].as_f64().is_some_and(|c| c >= 0.0), "{cpu}: {s:#}");
     }
     let g = &s["gain"];
-    let (gm, glo, ghi) = (
-        g["median"].as_f64().unwrap(),
-        g["min"].as_f64().unwrap(),
-        g["max"].as_f64().unwrap(),
-    );
+    let (glo, gm, ghi) = support::gain(g);
     assert!(glo <= gm && gm <= ghi, "{g:#}");
     assert!((gm - m / row["median_mib_s"].as_f64().unwrap()).abs() < 1e-9);
     assert!(g["significant"].is_boolean());

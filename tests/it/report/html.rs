@@ -241,17 +241,14 @@ fn comparison_page_pairs_the_bars_of_each_row() {
 #[test]
 fn a_cpu_quota_shows_as_significant_slowdowns() {
     let _lock = support::shared();
-    let out = ok(&output(sshtune().args([
-        "report",
-        example("bench.json").to_str().unwrap(),
-        example("bench-cpu-quota.json").to_str().unwrap(),
-        "--label",
-        "free",
-        "--label",
-        "quota",
-        "--format",
-        "json",
-    ])));
+    let compared = |args: &[&str]| {
+        let runs = [example("bench.json"), example("bench-cpu-quota.json")];
+        let labels = ["--label", "free", "--label", "quota"];
+        ok(&output(
+            sshtune().arg("report").args(runs).args(labels).args(args),
+        ))
+    };
+    let out = compared(&["--format", "json"]);
     let c: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(c["schema"], "sshtune.compare/1");
     assert_eq!(c["runs"][1]["label"], "quota");
@@ -275,15 +272,7 @@ fn a_cpu_quota_shows_as_significant_slowdowns() {
             assert!(apart, "{r:#}");
         }
     }
-    let table = ok(&output(sshtune().args([
-        "report",
-        example("bench.json").to_str().unwrap(),
-        example("bench-cpu-quota.json").to_str().unwrap(),
-        "--label",
-        "free",
-        "--label",
-        "quota",
-    ])));
+    let table = compared(&[]);
     assert!(table.contains("Δ quota") && table.contains('≈'), "{table}");
 }
 

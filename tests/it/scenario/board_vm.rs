@@ -287,10 +287,7 @@ fn vm_board_without_aes_flips_the_order() {
     eprintln!("{explain}\n{config}");
     assert_eq!(no_aes.server.same_machine, Some(false), "{console}");
     assert!(
-        !no_aes
-            .warnings
-            .iter()
-            .any(|w| w.contains("share this machine")),
+        !support::scenario::warns_shared_machine(&no_aes),
         "{:?}",
         no_aes.warnings
     );

@@ -61,10 +61,7 @@ fn a_loopback_address_to_another_kernel_is_another_machine() {
     let (report, _) = bench(&[], &here.target, &ARGS);
     assert_eq!(report.server.same_machine, Some(true));
     assert!(
-        report
-            .warnings
-            .iter()
-            .any(|w| w.contains("share this machine")),
+        support::scenario::warns_shared_machine(&report),
         "{:?}",
         report.warnings
     );

@@ -123,10 +123,7 @@ fn probe_and_both_engines_reach_a_target_behind_a_jump_host() {
         assert_eq!(rows.len(), 1, "{proxy} {engine}: {:?}", report.results);
         // 127.0.0.1 behind the jump is the far side's loopback, not ours.
         assert!(
-            !report
-                .warnings
-                .iter()
-                .any(|w| w.contains("share this machine")),
+            !support::scenario::warns_shared_machine(&report),
             "{proxy} {engine}: {:?}",
             report.warnings
         );

@@ -76,6 +76,19 @@ pub fn result_row(report: &serde_json::Value, cipher: &str) -> serde_json::Value
         .clone()
 }
 
+/// A JSON row's `(min_mib_s, median_mib_s, max_mib_s)`; fails the test, showing the row, when
+/// one of them is missing.
+pub fn spread(row: &serde_json::Value) -> (f64, f64, f64) {
+    let f = |k: &str| row[k].as_f64().unwrap_or_else(|| panic!("no {k}: {row:#}"));
+    (f("min_mib_s"), f("median_mib_s"), f("max_mib_s"))
+}
+
+/// A JSON gain's `(min, median, max)`; fails the test, showing it, when one is missing.
+pub fn gain(g: &serde_json::Value) -> (f64, f64, f64) {
+    let f = |k: &str| g[k].as_f64().unwrap_or_else(|| panic!("no {k}: {g:#}"));
+    (f("min"), f("median"), f("max"))
+}
+
 /// The repository root (where `scripts/`, `examples/` and `contrib/` live).
 /// A CSV report's lines, each as column name → cell.
 pub fn csv_lines(text: &str) -> Vec<std::collections::HashMap<String, String>> {

@@ -32,6 +32,12 @@ pub fn bench(prefix: &[String], target: &SshTarget, args: &[&str]) -> (BenchRepo
     (report, stdout)
 }
 
+/// Whether the report warns that client and server share this machine's CPUs.
+pub fn warns_shared_machine(report: &BenchReport) -> bool {
+    let shared = |w: &String| w.contains("share this machine");
+    report.warnings.iter().any(shared)
+}
+
 /// Median and relative spread (max−min)/median of one row, for `agreeing`.
 pub fn median_and_spread(report: &BenchReport, cipher: &str) -> (f64, f64) {
     let r = row(report, cipher, Direction::Upload);
