@@ -1,5 +1,6 @@
 //! Every test says whether it measures: it takes `support::exclusive()` or `support::shared()`
-//! (support/lock.rs), itself or through a helper of its file. A test that took neither would
+//! (support/lock.rs; `support::shared_as_root` takes the shared one), itself or through a
+//! helper of its file. A test that took neither would
 //! run beside a measuring one, and that one's numbers would then depend on which tests happened
 //! to overlap it.
 
@@ -39,6 +40,7 @@ fn every_test_takes_the_lock_shared_or_exclusive() {
 /// Whether `body` takes the lock, or calls a helper of the file that does (`depth` levels deep).
 fn takes_lock(body: &str, fns: &BTreeMap<String, Function>, depth: usize) -> bool {
     body.contains("shared()")
+        || body.contains("shared_as_root(")
         || body.contains("exclusive()")
         || depth > 0
             && fns.iter().any(|(name, f)| {

@@ -65,10 +65,9 @@ fn bench(link: &NetnsLink, cfg: &str, proxy: &str, engine: &str) -> BenchReport 
 
 #[test]
 fn probe_and_both_engines_reach_a_target_behind_a_jump_host() {
-    let _lock = support::shared();
-    if !support::require_root("network namespaces need root") {
+    let Some(_lock) = support::shared_as_root("network namespaces need root") else {
         return;
-    }
+    };
     let link = NetnsLink::new(None);
     // The embedded sshd forbids forwarding; a jump host's job is `ssh -W`.
     let jump = EmbeddedSshd::start_with(&Options {

@@ -45,10 +45,17 @@ fn capabilities_report_device_mapper_state_and_what_is_ruled_out() {
     assert!(speed["rows"][0]["encrypt_mib_s"].as_f64().unwrap() > 0.0);
 }
 
+/// `sshtune storage --quick --no-speed --quiet`: the capabilities and no measuring.
+fn quick_storage() -> std::process::Command {
+    let mut c = sshtune();
+    c.args(["storage", "--quick", "--no-speed", "--quiet"]);
+    c
+}
+
 #[test]
 fn table_output_names_what_is_missing() {
     let _lock = support::shared();
-    let o = output(sshtune().args(["storage", "--quick", "--no-speed", "--quiet"]));
+    let o = output(&mut quick_storage());
     let out = support::ok(&o);
     assert!(out.contains("Capabilities:"), "{out}");
     if !Path::new("/dev/mapper/control").exists() {
@@ -123,10 +130,9 @@ impl Drop for LoopWithFs {
 
 #[test]
 fn device_with_data_is_refused() {
-    let _lock = support::shared();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::shared_as_root("loop devices need root") else {
         return;
-    }
+    };
     let lo = LoopWithFs::new();
     // Without --destroy-data: refused.
     let o = output(sshtune().args(["storage", "--device", &lo.dev]));
@@ -143,10 +149,9 @@ fn device_with_data_is_refused() {
 
 #[test]
 fn mounted_device_is_refused_even_with_force() {
-    let _lock = support::shared();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::shared_as_root("loop devices need root") else {
         return;
-    }
+    };
     // Declared first so it is removed last, after the loop device's drop unmounts it.
     let mnt = tempfile::tempdir().unwrap();
     let mut lo = LoopWithFs::new();
@@ -214,10 +219,9 @@ fn a_device_swapped_after_the_check_is_caught_before_any_write() {
 /// ahead on a disk with ext4 on it.
 #[test]
 fn device_needs_util_linux_blkid() {
-    let _lock = support::shared();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::shared_as_root("loop devices need root") else {
         return;
-    }
+    };
     let lo = LoopWithFs::new();
     let bin = tempfile::tempdir().unwrap();
     let busybox = sshtune::process::find_program("busybox").expect("busybox (scripts/setup)");
@@ -248,8 +252,7 @@ fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
     let o = output(
-        sshtune()
-            .args(["storage", "--quick", "--no-speed", "--quiet"])
+        quick_storage()
             .arg("--export-html")
             .arg(p("missing/storage.html"))
             .arg("--output")
@@ -264,8 +267,7 @@ fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
     assert!(stdout(&o).is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     let o = output(
-        sshtune()
-            .args(["storage", "--quick", "--no-speed", "--quiet"])
+        quick_storage()
             .arg("--output")
             .arg(p("storage.json"))
             .arg("--output")
@@ -284,11 +286,7 @@ fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
 #[test]
 fn the_table_fits_120_columns_without_colours_off_a_terminal() {
     let _lock = support::shared();
-    let o = output(
-        sshtune()
-            .args(["storage", "--quick", "--no-speed", "--quiet"])
-            .env_remove("NO_COLOR"),
-    );
+    let o = output(quick_storage().env_remove("NO_COLOR"));
     let out = support::ok(&o);
     assert!(!out.contains('\x1b'), "{out:?}");
     for line in out.lines().filter(|l| l.starts_with(['│', '┌', '╞', '└'])) {

@@ -144,10 +144,9 @@ fn fio_runs_on_a_plain_file_and_parses() {
 
 #[test]
 fn sequential_tests_run_on_a_plain_file() {
-    let _lock = support::shared();
-    if !support::require_root("dropping caches needs root") {
+    let Some(_lock) = support::shared_as_root("dropping caches needs root") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("seq.dat");
     let mut buf = seqio::Buffer::new();

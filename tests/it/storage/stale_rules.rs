@@ -318,10 +318,9 @@ fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
 fn a_loop_device_held_open_is_gone_when_cleanup_returns() {
     use sshtune::storage::cleanup::{undo, Resource};
     use sshtune::storage::dmcrypt::loop_attached;
-    let _lock = support::shared();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::shared_as_root("loop devices need root") else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().unwrap();
     let img = dir.path().join("held.img");
     std::fs::write(&img, vec![0u8; 1 << 20]).unwrap();

@@ -3,7 +3,9 @@
 //! it) the test fails instead, so a capability the CI machine lost turns the run red rather
 //! than letting its tests pass without running.
 //!
-//! A test asks first and returns when told to: `if !support::require_root("…") { return; }`.
+//! A test asks first and returns when told to: `if !support::require_root("…") { return; }`,
+//! or, when it needs root and takes the shared lock, `let Some(_lock) =
+//! support::shared_as_root("…") else { return; };`.
 
 /// Whether the `CI` environment variable is set (to anything but empty, `0` or `false`).
 pub fn on_ci() -> bool {
@@ -27,6 +29,13 @@ pub fn require(missing: Option<String>) -> bool {
 /// Root, for `why` ("loop devices need root"). CI runs as root.
 pub fn require_root(why: &str) -> bool {
     require((!super::is_root()).then(|| why.to_string()))
+}
+
+/// For a test that needs root and does not measure: the shared lock (`support::shared()`),
+/// or `None` when the test is to return because root is missing (see [`require_root`]).
+pub fn shared_as_root(why: &str) -> Option<std::sync::RwLockReadGuard<'static, ()>> {
+    let lock = super::shared();
+    require_root(why).then_some(lock)
 }
 
 /// The program `name` on PATH; `install` says how to get it.
