@@ -7,7 +7,7 @@
 use super::export::Format;
 use super::html::shell::{esc, list, page, table};
 use super::load::{FleetError, Loaded};
-use super::md_table::{markdown_table, Align};
+use super::md_table::{markdown_table, push_lines, Align};
 use crate::bench::model::{BenchReport, Direction, Directions};
 use crate::config::{figures, policy};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
@@ -251,9 +251,7 @@ pub fn render(f: &Fleet, format: Format) -> anyhow::Result<String> {
                 }
             });
             out.push('\n');
-            for l in legend(f) {
-                out.push_str(&format!("{l}  \n"));
-            }
+            push_lines(&mut out, legend(f));
             out
         }
         Format::Html => {

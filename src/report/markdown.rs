@@ -1,7 +1,7 @@
 use super::cells::{lines, pair, rate_cell, verdict_cell};
 use super::export::Exporter;
 use super::footer::footer;
-use super::md_table::{markdown_table, Align};
+use super::md_table::{markdown_table, push_lines, Align};
 use crate::bench::model::BenchReport;
 
 pub struct Markdown;
@@ -48,15 +48,10 @@ impl Exporter<BenchReport> for Markdown {
             out.push_str(&streams);
         }
         out.push('\n');
-        for l in super::machine::both(&report.client.machine, &report.server.machine) {
-            out.push_str(&format!("{l}  \n"));
-        }
-        for f in super::cells::legends(true)
-            .into_iter()
-            .chain(footer(report, unit))
-        {
-            out.push_str(&format!("{f}  \n"));
-        }
+        let machines = super::machine::both(&report.client.machine, &report.server.machine);
+        push_lines(&mut out, machines);
+        push_lines(&mut out, super::cells::legends(true));
+        push_lines(&mut out, footer(report, unit));
         Ok(out)
     }
 }

@@ -14,6 +14,14 @@ pub enum Align {
     Right,
 }
 
+/// Lines under a table (legends, notes), each ended by Markdown's hard break (two spaces) so
+/// that they show one a line.
+pub fn push_lines<S: std::fmt::Display>(out: &mut String, lines: impl IntoIterator<Item = S>) {
+    for l in lines {
+        out.push_str(&format!("{l}  \n"));
+    }
+}
+
 /// One Markdown table: the header, the rows (cells as shown), each column's alignment
 /// (`align(i)` for column `i`). Ends with a newline.
 pub fn markdown_table<S: AsRef<str>>(

@@ -49,9 +49,7 @@ pub fn markdown(report: &BenchReport, unit: RateUnit) -> Option<String> {
         title(count),
         legend(report, count)
     );
-    for n in notes {
-        out.push_str(&format!("{n}  \n"));
-    }
+    super::md_table::push_lines(&mut out, notes);
     Some(out)
 }
 

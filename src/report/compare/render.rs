@@ -5,7 +5,7 @@
 use super::cells::{cells, header, legend};
 use super::model::Comparison;
 use crate::report::export::Format;
-use crate::report::md_table::{markdown_table, Align};
+use crate::report::md_table::{markdown_table, push_lines, Align};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 
 pub fn render(c: &Comparison, format: Format) -> anyhow::Result<String> {
@@ -173,9 +173,7 @@ fn markdown(c: &Comparison) -> String {
         }
     });
     out.push('\n');
-    for l in legend(c) {
-        out.push_str(&format!("{l}  \n"));
-    }
+    push_lines(&mut out, legend(c));
     out
 }
 

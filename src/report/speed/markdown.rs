@@ -1,6 +1,6 @@
 use super::cells::{footer, header, row};
 use crate::report::export::Exporter;
-use crate::report::md_table::{markdown_table, Align};
+use crate::report::md_table::{markdown_table, push_lines, Align};
 use crate::speed::model::SpeedReport;
 
 pub struct Markdown;
@@ -21,9 +21,7 @@ impl Exporter<SpeedReport> for Markdown {
             "{}  \n",
             crate::report::machine::line(&report.machine)
         ));
-        for f in footer(report, unit) {
-            out.push_str(&format!("{f}  \n"));
-        }
+        push_lines(&mut out, footer(report, unit));
         Ok(out)
     }
 }
