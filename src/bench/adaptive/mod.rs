@@ -46,6 +46,7 @@ pub fn run(
     for p in 0..sampling.pairs.len() {
         race.first_round_of_pair(p)?;
     }
+    race.midway()?;
     race.racing()?;
     race.revisit()?;
     Ok(race.finish(ctx))
