@@ -80,7 +80,13 @@ fn a_row_whose_visits_agree_is_not_visited_a_third_time() {
     let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
     assert_eq!(slow.sample_visits, [0, 0, 1], "{slow:?}");
     assert_eq!(slow.stopped.as_deref(), Some("decided"));
-    assert_eq!(after_first_rounds(&ex).iter().filter(|c| **c == "slow").count(), 1);
+    assert_eq!(
+        after_first_rounds(&ex)
+            .iter()
+            .filter(|c| **c == "slow")
+            .count(),
+        1
+    );
 }
 
 /// Two back-to-back first-round samples that met one low state of the machine (here both read
