@@ -311,7 +311,11 @@ mod tests {
         let mut ex = Scripted::new("none");
         let mut p = plan(Some(MIB));
         p.pairs[1].0 = "y".into();
-        run_it(&mut ex, &p);
+        let out = run_it(&mut ex, &p);
+        // Each sample is a visit of its own, and says which.
+        for r in &out {
+            assert_eq!(r.sample_visits, [1, 2, 3], "{r:?}");
+        }
         let jobs = ex.jobs.borrow();
         let order: Vec<(&str, Direction)> = jobs.iter().map(|j| (j.0.as_str(), j.1)).collect();
         let rows = [
