@@ -69,7 +69,7 @@ pub(super) fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
                 rows[i].done = true;
                 rows[i].stopped = Some("ordered");
             }
-            // A median within half the noise of the leader's after three samples is a tie
+            // A median within half the noise of the leader's after three visits is a tie
             // more samples do not break: on loopback the two GCM ciphers raced to five samples
             // in every run (484–1008 MiB/s within one row) and `--thorough` never told them
             // apart, while their extra rounds cost about 0.7 s each.
