@@ -367,6 +367,13 @@ pub struct ResultRow {
     /// Adaptive runs lengthen samples while they disagree, so lengths differ between rows.
     #[serde(default)]
     pub sample_seconds: Vec<f64>,
+    /// The visit each timed sample was taken in, in the order of `samples`: samples of one
+    /// visit were taken back to back, samples of different visits seconds or more apart. The
+    /// row's median is the median over visits of each visit's median
+    /// (`stats::median_of_visits`). Absent in older reports; a count that differs from
+    /// `samples` (runs pooled by `config --from`) names no visits.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sample_visits: Vec<u32>,
     /// Why sampling of this row ended before its full count: `decided` (its place in the
     /// ranking was already clear), `max-time` (the run's `--max-time` was spent); null when it
     /// got every sample it was due.
@@ -440,6 +447,7 @@ impl ResultRow {
             transport_overhead: None,
             error: Some(error),
             sample_seconds: Vec::new(),
+            sample_visits: Vec::new(),
             stopped: None,
             sample_placement: Vec::new(),
             streams: None,

@@ -61,15 +61,25 @@ pub fn keep_late_error(row: &mut ResultRow, error: Option<String>) {
     }
 }
 
+/// A row's timed samples and the visit each was taken in (`ResultRow::sample_visits`).
+#[derive(Debug, Clone, Copy)]
+pub struct Taken<'a> {
+    pub samples: &'a [Sample],
+    pub visits: &'a [u32],
+}
+
+/// A row's report from its samples: the median over visits (`stats::median_of_visits`), the
+/// range over every sample, the pooled CPU shares, and the verdict on that median.
 pub fn summarise(
     engine: &str,
     cipher: &str,
     mac: Option<&str>,
     direction: Direction,
     bytes: u64,
-    samples: &[Sample],
+    taken: Taken,
     ctx: Context,
 ) -> ResultRow {
+    let samples = taken.samples;
     let rates: Vec<f64> = samples.iter().map(Sample::mib_s).collect();
     // A row's CPU share is its samples' CPU seconds over their wall seconds, pooled: the
     // figures count 10 ms scheduler ticks, and pooled they add up across samples, so two short
@@ -87,7 +97,7 @@ pub fn summarise(
     let server = pcts(&|s| s.server_cpu_s);
     let total = pcts(&|s| s.server_busy_s);
     let server_quota = samples.iter().find_map(|s| s.server_quota_cores);
-    let median = stats::median(&rates);
+    let median = stats::median_of_visits(&rates, taken.visits);
     let cap = |q: Option<f64>| q.map_or(100.0, |q| (q * 100.0).min(100.0));
     let (ceiling, cpu_bound) = match direction {
         Direction::Upload => (ctx.ceiling_mib_s, ctx.ceiling_cpu_bound[0]),
@@ -139,6 +149,11 @@ pub fn summarise(
         transport_overhead: None,
         error: None,
         sample_seconds: samples.iter().map(|s| s.seconds).collect(),
+        sample_visits: if taken.visits.len() == samples.len() {
+            taken.visits.to_vec()
+        } else {
+            Vec::new()
+        },
         stopped: None,
         // All or nothing, so that the n-th entry is the n-th sample's.
         sample_placement: samples

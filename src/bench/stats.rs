@@ -38,6 +38,48 @@ fn nearest_rank(xs: &[f64], rank: impl Fn(usize) -> usize) -> Option<f64> {
     Some(v[rank(v.len())])
 }
 
+/// A row's figure from samples taken in visits (`visits[i]` is sample `i`'s): the median over
+/// visits of each visit's median (`visit_medians`), so that samples taken back to back in one
+/// visit count once. Two back-to-back samples share one state of the machine, and a median
+/// over samples then reads whichever state that visit met. Without one visit per sample (none
+/// given, or a count that does not match), the median of the samples.
+pub fn median_of_visits(xs: &[f64], visits: &[u32]) -> Option<f64> {
+    if visits.len() != xs.len() {
+        return median(xs);
+    }
+    median(&visit_medians(xs, visits))
+}
+
+/// Each visit's median, in the order of the visits' numbers; none when `visits` does not name
+/// one visit per sample.
+pub fn visit_medians(xs: &[f64], visits: &[u32]) -> Vec<f64> {
+    if visits.len() != xs.len() {
+        return Vec::new();
+    }
+    let mut ids: Vec<u32> = visits.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.iter()
+        .filter_map(|&v| {
+            let of: Vec<f64> = xs
+                .iter()
+                .zip(visits)
+                .filter(|(_, &w)| w == v)
+                .map(|(&x, _)| x)
+                .collect();
+            median(&of)
+        })
+        .collect()
+}
+
+/// How many distinct visits `visits` names.
+pub fn visit_count(visits: &[u32]) -> usize {
+    let mut ids: Vec<u32> = visits.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.len()
+}
+
 pub fn min(xs: &[f64]) -> Option<f64> {
     xs.iter().copied().min_by(f64::total_cmp)
 }
@@ -84,6 +126,24 @@ mod tests {
         assert_eq!(max(&[2.0, 1.0]), Some(2.0));
         assert!((relative_spread(&[90.0, 100.0, 110.0]).unwrap() - 0.2).abs() < 1e-9);
         assert!(ranges_overlap(&[1.0, 3.0], &[2.0, 4.0]));
+        assert_eq!(visit_count(&[0, 0, 2, 5, 5]), 3);
         assert!(!ranges_overlap(&[1.0, 2.0], &[3.0, 4.0]));
+    }
+
+    /// Two back-to-back samples of one low visit count once: the row reads what its other
+    /// visits read, not the low state its first visit met twice.
+    #[test]
+    fn samples_of_one_visit_count_once() {
+        let rates = [494.0, 541.0, 650.0, 652.0];
+        assert_eq!(median(&rates), Some(595.5));
+        assert_eq!(median_of_visits(&rates, &[0, 0, 1, 2]), Some(650.0));
+        // One visit: the median of its samples.
+        assert_eq!(median_of_visits(&[1.0, 3.0], &[0, 0]), Some(2.0));
+        // No visits given, or a count that does not match: the plain median.
+        assert_eq!(median_of_visits(&rates, &[]), Some(595.5));
+        assert_eq!(median_of_visits(&rates, &[0, 1]), Some(595.5));
+        assert_eq!(median_of_visits(&[], &[]), None);
+        assert_eq!(visit_medians(&rates, &[2, 0, 0, 1]), [595.5, 652.0, 494.0]);
+        assert!(visit_medians(&rates, &[0]).is_empty());
     }
 }

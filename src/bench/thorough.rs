@@ -12,7 +12,7 @@
 
 use super::executor::{Executor, Job, Sample};
 use super::model::{Direction, ResultRow};
-use super::run::{keep_late_error, next_size, summarise, Context, Sampling, MAX_SIZE};
+use super::run::{keep_late_error, next_size, summarise, Context, Sampling, Taken, MAX_SIZE};
 use crate::process;
 use crate::progress::Progress;
 use crate::target::SshError;
@@ -181,13 +181,19 @@ fn finish(engine: &str, r: Row, ctx: Context) -> ResultRow {
     if let Some(f) = r.failed {
         return f;
     }
+    // Each visit takes one sample of every live row: sample i is visit i + 1's.
+    let visits: Vec<u32> = (1..=r.samples.len() as u32).collect();
+    let taken = Taken {
+        samples: &r.samples,
+        visits: &visits,
+    };
     let mut row = summarise(
         engine,
         &r.cipher,
         r.mac.as_deref(),
         r.direction,
         r.size,
-        &r.samples,
+        taken,
         ctx,
     );
     keep_late_error(&mut row, r.error);
@@ -305,7 +311,11 @@ mod tests {
         let mut ex = Scripted::new("none");
         let mut p = plan(Some(MIB));
         p.pairs[1].0 = "y".into();
-        run_it(&mut ex, &p);
+        let out = run_it(&mut ex, &p);
+        // Each sample is a visit of its own, and says which.
+        for r in &out {
+            assert_eq!(r.sample_visits, [1, 2, 3], "{r:?}");
+        }
         let jobs = ex.jobs.borrow();
         let order: Vec<(&str, Direction)> = jobs.iter().map(|j| (j.0.as_str(), j.1)).collect();
         let rows = [

@@ -6,16 +6,16 @@ use super::settings::Adaptive;
 use crate::bench::model::Direction;
 use crate::bench::stats;
 
-/// Samples a row below the leader needs before its median alone may order it (as many as
-/// the thorough mode takes).
-const ORDERED_AFTER: usize = 3;
+/// Visits a row below the leader needs before its figure alone may order it (as many as the
+/// thorough mode takes): samples of one visit share one state of the machine and count once.
+pub(super) const ORDERED_AFTER: usize = 3;
 
-/// After `ORDERED_AFTER` samples, a row whose median lies within this share of the run's noise
+/// After `ORDERED_AFTER` visits, a row whose median lies within this share of the run's noise
 /// of the leader's is tied with it and stops (`decide`).
 const TIED_WITHIN: f64 = 0.5;
 
 /// Marks the rows whose sampling can end: below the leader of their engine and direction
-/// with agreeing samples (`decided`), with the thorough count of samples and a median behind
+/// with agreeing samples (`decided`), in the thorough count of visits and a figure behind
 /// the leader's by more than the noise (`ordered`), every row of a group once only its leader
 /// is left, and rows that had every sample they are due.
 pub(super) fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
@@ -39,13 +39,13 @@ pub(super) fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
             .filter(|&i| !rows[i].samples.is_empty())
             .collect();
         let Some(&leader) = group.iter().max_by(|&&x, &&y| {
-            let m = |i: usize| stats::median(&rows[i].rates()).unwrap_or(0.0);
+            let m = |i: usize| rows[i].figure().unwrap_or(0.0);
             m(x).total_cmp(&m(y))
         }) else {
             continue;
         };
         let leader_min = stats::min(&rows[leader].rates()).unwrap_or(0.0);
-        let leader_median = stats::median(&rows[leader].rates()).unwrap_or(0.0);
+        let leader_median = rows[leader].figure().unwrap_or(0.0);
         for &i in &group {
             if i == leader || rows[i].done {
                 continue;
@@ -62,17 +62,18 @@ pub(super) fn decide(rows: &mut [Row], a: &Adaptive, noise: &Noise) {
             // widen both. What more samples do is steady the medians, and once a row has the
             // thorough count and its median trails the leader's by more than the noise, its
             // place is clear; the rows within the noise of the leader are the ones worth them.
-            let m = stats::median(&rates).unwrap_or(0.0);
+            let m = rows[i].figure().unwrap_or(0.0);
             let gap = disagreement(m, leader_median);
-            if rates.len() >= ORDERED_AFTER && gap > threshold {
+            let visited = rows[i].visit_count() >= ORDERED_AFTER;
+            if visited && gap > threshold {
                 rows[i].done = true;
                 rows[i].stopped = Some("ordered");
             }
-            // A median within half the noise of the leader's after three samples is a tie
+            // A median within half the noise of the leader's after three visits is a tie
             // more samples do not break: on loopback the two GCM ciphers raced to five samples
             // in every run (484–1008 MiB/s within one row) and `--thorough` never told them
             // apart, while their extra rounds cost about 0.7 s each.
-            if rates.len() >= ORDERED_AFTER && gap <= threshold * TIED_WITHIN {
+            if visited && gap <= threshold * TIED_WITHIN {
                 rows[i].done = true;
                 rows[i].stopped = Some("tied");
             }

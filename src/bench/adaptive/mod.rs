@@ -9,7 +9,10 @@
 //! samples agree is decided and sampled no more; the leader and the rows that overlap it get
 //! one more sample per round until the order is clear (a median behind the leader's by more
 //! than the noise, or tied with it within half the noise), their sample budget is used, or
-//! the run's time cap is spent. Every row keeps a median and a spread, and says why it stopped.
+//! the run's time cap is spent. Every row gets one sample midway, between the first rounds
+//! and the racing, and a third visit at the end when its two visits disagree; a row's figure
+//! is the median over its visits (`Row::figure`), so that back-to-back samples count once.
+//! Every row keeps a median and a spread, and says why it stopped.
 
 mod budget;
 mod decide;
@@ -46,6 +49,7 @@ pub fn run(
     for p in 0..sampling.pairs.len() {
         race.first_round_of_pair(p)?;
     }
+    race.midway()?;
     race.racing()?;
     race.revisit()?;
     Ok(race.finish(ctx))

@@ -9,7 +9,7 @@ use super::settings::Adaptive;
 use crate::bench::executor::{Executor, Job};
 use crate::bench::model::{Direction, ResultRow};
 use crate::bench::progress::row_line;
-use crate::bench::run::{keep_late_error, summarise, Context, Sampling};
+use crate::bench::run::{keep_late_error, summarise, Context, Sampling, Taken};
 use crate::process;
 use crate::progress::Progress;
 use crate::target::SshError;
@@ -32,8 +32,10 @@ pub(super) struct Race<'r> {
     pub(super) total: usize,
     /// Whether the pair starting now had its session opened ahead (`Executor::prepare`).
     pub(super) opened_ahead: bool,
-    /// The racing round under way: 0 during the first rounds.
-    pub(super) round: u32,
+    /// The visit under way: 0 during the first rounds, then one more for the visit midway,
+    /// each racing round and the last visit. A row's samples of one visit count once in its
+    /// figure (`Row::figure`).
+    pub(super) visit: u32,
 }
 
 impl<'r> Race<'r> {
@@ -56,7 +58,7 @@ impl<'r> Race<'r> {
             failed: Vec::new(),
             total,
             opened_ahead: false,
-            round: 0,
+            visit: 0,
         }
     }
 
@@ -158,6 +160,7 @@ impl<'r> Race<'r> {
         // Asked after the first transfer: only a row that got that far is sure to have.
         self.opened_ahead |= asked_late && first.is_ok();
         let (size, samples) = first?;
+        let visits = vec![self.visit; samples.len()];
         let pair = (cipher, mac, direction);
         let engine = self.exec.engine();
         sampled(
@@ -174,10 +177,10 @@ impl<'r> Race<'r> {
             direction,
             size,
             samples,
+            visits,
             error: None,
             stopped: None,
             done: false,
-            last_round: 0,
         })
     }
 
@@ -205,13 +208,17 @@ impl<'r> Race<'r> {
         let mut measured = self.rows.into_iter();
         for slot in out.iter_mut().filter(|s| s.is_none()) {
             let r = measured.next().expect("one measured row per free slot");
+            let taken = Taken {
+                samples: &r.samples,
+                visits: &r.visits,
+            };
             let mut row = summarise(
                 engine,
                 &r.cipher,
                 r.mac.as_deref(),
                 r.direction,
                 r.size,
-                &r.samples,
+                taken,
                 ctx,
             );
             row.stopped = r.stopped.map(String::from);

@@ -1,7 +1,9 @@
-//! One row as the run measures it: its samples, size, latest round and why it stopped.
+//! One row as the run measures it: its samples and their visits, size, latest round and why
+//! it stopped.
 
 use crate::bench::executor::Sample;
 use crate::bench::model::Direction;
+use crate::bench::stats;
 
 /// One row being measured.
 pub(super) struct Row {
@@ -10,16 +12,34 @@ pub(super) struct Row {
     pub(super) direction: Direction,
     pub(super) size: u64,
     pub(super) samples: Vec<Sample>,
+    /// The visit each sample was taken in (`Race::visit`), in the order of `samples`.
+    pub(super) visits: Vec<u32>,
     pub(super) error: Option<String>,
     pub(super) stopped: Option<&'static str>,
     /// No more samples: decided, budget used, or failed.
     pub(super) done: bool,
-    /// The round of its latest sample: 0 for its first round, then the racing round's number.
-    pub(super) last_round: u32,
 }
 
 impl Row {
     pub(super) fn rates(&self) -> Vec<f64> {
         self.samples.iter().map(Sample::mib_s).collect()
+    }
+
+    /// The row's figure: the median over its visits of each visit's median
+    /// (`stats::median_of_visits`), what it is ranked and raced by.
+    pub(super) fn figure(&self) -> Option<f64> {
+        stats::median_of_visits(&self.rates(), &self.visits)
+    }
+
+    /// How many visits its samples come from.
+    pub(super) fn visit_count(&self) -> usize {
+        stats::visit_count(&self.visits)
+    }
+
+    /// Whether its visits read apart by more than `noise` (relative spread of the visits'
+    /// medians).
+    pub(super) fn visits_disagree(&self, noise: f64) -> bool {
+        let per_visit = stats::visit_medians(&self.rates(), &self.visits);
+        stats::relative_spread(&per_visit).is_some_and(|s| s > noise)
     }
 }

@@ -1,4 +1,4 @@
-//! The default mode's settings: sample lengths, bytes, samples, racing and the last visit.
+//! The default mode's settings: sample lengths, bytes, samples, racing, later visits.
 
 /// How the default mode sizes and races samples.
 #[derive(Debug, Clone, Copy)]
@@ -14,7 +14,7 @@ pub struct Adaptive {
     pub max_samples: u32,
     /// Stop sampling rows already decided; off, every row gets `max_samples`.
     pub race: bool,
-    /// Give every row measured in one visit only (its first round) one more sample at the
-    /// run's end (`Race::revisit`).
+    /// Give every row a sample midway, after every row's first round (`Race::midway`), and
+    /// a third visit at the run's end where its two visits disagree (`Race::revisit`).
     pub revisit: bool,
 }

@@ -1,6 +1,6 @@
-//! The visits after a row's first: racing rounds, then the last visit.
+//! The visits after a row's first: the visit midway, racing rounds, then the last visit.
 
-use super::decide::decide;
+use super::decide::{decide, ORDERED_AFTER};
 use super::events::{sampled, status};
 use super::noise::disagreement;
 use super::race::Race;
@@ -10,6 +10,27 @@ use crate::target::SshError;
 use anyhow::Result;
 
 impl Race<'_> {
+    /// The visit midway: once every row has had its first round, every measured row gets one
+    /// more sample, in plan order, before the racing. A row's first round takes its samples
+    /// back to back, within a second or two, and whatever lasts longer than that and changes
+    /// during the run (a neighbour's load, the native engine's rate level, where the
+    /// scheduler put a remote server's processes) meets both of them alike: two first-round
+    /// samples of OpenSSH's aes128-ctr download read 494 and 541 MiB/s, its sample at the
+    /// run's end 652, and `--thorough` 652–657 (docs/measurements.md, "Time to an answer").
+    /// Taken in plan order after every first round, this sample lies most of the run's first
+    /// part away from the row's first round, and a row's figure counts each visit once
+    /// (`Row::figure`). Skipped once `--max-time` is spent.
+    pub(super) fn midway(&mut self) -> Result<()> {
+        if !self.adaptive.revisit || self.budget.exhausted() {
+            return Ok(());
+        }
+        let due: Vec<usize> = (0..self.rows.len())
+            .filter(|&i| self.rows[i].error.is_none() && !self.rows[i].samples.is_empty())
+            .collect();
+        self.visit += 1;
+        self.sample_all(due, "midway")
+    }
+
     /// Racing rounds: one more sample for every row whose place is not yet clear.
     pub(super) fn racing(&mut self) -> Result<()> {
         loop {
@@ -29,7 +50,7 @@ impl Race<'_> {
             }
             self.total += open.len();
             self.progress.begin(self.total as u64);
-            self.round += 1;
+            self.visit += 1;
             for i in open {
                 process::check_interrupted()?;
                 self.race_sample(i, "racing")?;
@@ -37,43 +58,44 @@ impl Race<'_> {
         }
     }
 
-    /// The last visit: every row not sampled in the last racing round gets one more sample
-    /// now, at the run's end: the rows decided in their first round, and the contenders
-    /// ordered or tied before the racing ended. A row's first round takes its samples within
-    /// a second or two, and the racing rounds follow one another within seconds; whatever
-    /// lasts longer than that and changes during the run (a neighbour's load, the native
-    /// engine's rate level, where the scheduler put a remote server's processes) would move
-    /// the rows measured while it lasted and leave the others, and their ranges could not
-    /// show it: the two back-to-back samples of a first round agreed within 2.5% (median over
-    /// rows) while the row's sample at the run's end sat 5.1% from them (docs/measurements.md,
-    /// "Time to an answer"). With every row's samples reaching from its first round to the
-    /// run's end, such a drift widens every row's range alike. Skipped once `--max-time` is
-    /// spent.
+    /// The last visit: a row seen in fewer than three visits whose visits read apart by more
+    /// than the run's noise gets one more sample, at the run's end, in plan order: a third
+    /// visit that says which of the two states its figure belongs to, since a median over
+    /// two visits is their mean. A row whose first round and visit midway agree spans the
+    /// run's first part already and needs no third; a contender raced in three visits or
+    /// more has its majority. Skipped once `--max-time` is spent.
     pub(super) fn revisit(&mut self) -> Result<()> {
         if !self.adaptive.revisit || self.budget.exhausted() {
             return Ok(());
         }
+        let threshold = self.noise.threshold();
         let due: Vec<usize> = (0..self.rows.len())
             .filter(|&i| {
                 let r = &self.rows[i];
-                // A row sampled in the last racing round has a sample at the end already.
-                let at_end = r.last_round > 0 && r.last_round == self.round;
-                r.error.is_none() && !r.samples.is_empty() && !at_end
+                r.error.is_none()
+                    && !r.samples.is_empty()
+                    && r.visit_count() < ORDERED_AFTER
+                    && r.visits_disagree(threshold)
             })
             .collect();
+        self.visit += 1;
+        self.sample_all(due, "revisit")
+    }
+
+    /// One sample of each of rows `due`, in their order (`phase`: midway, revisit).
+    fn sample_all(&mut self, due: Vec<usize>, phase: &str) -> Result<()> {
         self.total += due.len();
         self.progress.begin(self.total as u64);
         for i in due {
             process::check_interrupted()?;
-            self.race_sample(i, "revisit")?;
+            self.race_sample(i, phase)?;
         }
         Ok(())
     }
 
-    /// One more sample of row `i` (`phase`: racing, revisit).
+    /// One more sample of row `i` in the visit under way (`phase`: midway, racing, revisit).
     pub(super) fn race_sample(&mut self, i: usize, phase: &str) -> Result<()> {
         let r = &mut self.rows[i];
-        r.last_round = self.round;
         self.progress
             .status(&status(&r.cipher, r.direction, &self.budget));
         let job = Job {
@@ -91,6 +113,7 @@ impl Race<'_> {
                     }
                 }
                 r.samples.push(s);
+                r.visits.push(self.visit);
                 let pair = (r.cipher.as_str(), r.mac.as_deref(), r.direction);
                 sampled(
                     self.progress,

@@ -27,57 +27,90 @@ fn a_row_below_the_leader_stops_after_two_samples() {
     );
 }
 
-/// A row decided in its first round is visited once more at the run's end, after every
-/// other row: a drift during the run (here every transfer after the first rounds reads
-/// 20% low) then widens its range too, not only the contenders'.
-#[test]
-fn a_row_decided_in_its_first_round_is_visited_again_at_the_end() {
-    let mut ex = Scripted::new(
-        &[("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
-        0.0,
-        0.01,
-    );
-    let a = Adaptive {
+/// The calls from the first that returns to a cipher measured before: the visits after every
+/// row's first round.
+fn after_first_rounds(ex: &Scripted) -> Vec<&str> {
+    let calls: Vec<&str> = ex.calls.iter().map(|c| c.0.as_str()).collect();
+    let back = (1..calls.len())
+        .find(|&i| calls[i] != calls[i - 1] && calls[..i].contains(&calls[i]))
+        .unwrap_or(calls.len());
+    calls[back..].to_vec()
+}
+
+fn revisiting() -> Adaptive {
+    Adaptive {
         revisit: true,
         ..adaptive()
-    };
-    ex.drift = Some(1.25);
-    let rows = run(
-        &mut ex,
-        &plan(&["lead", "slow", "close"]),
-        &a,
-        Context::default(),
-        &Quiet,
-    )
-    .unwrap();
-    let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
-    assert_eq!(slow.samples.len(), 3, "{slow:?}");
-    assert_eq!(slow.stopped.as_deref(), Some("decided"));
-    // Its last sample is the run's last transfer, after the contenders' racing.
-    assert_eq!(ex.calls.last().map(|c| c.0.as_str()), Some("slow"));
-    let spread = stats::relative_spread(&slow.samples).unwrap();
-    assert!(
-        spread > 0.15,
-        "the drift shows in its range: {:?}",
-        slow.samples
-    );
-    // Rows sampled in several visits already are not visited again: they get as many
-    // samples as without the revisit.
-    let mut same = Scripted::new(
-        &[("lead", 400.0), ("slow", 40.0), ("close", 395.0)],
-        0.0,
-        0.01,
-    );
-    same.drift = Some(1.25);
-    let without = run_it(&mut same, &plan(&["lead", "slow", "close"]));
-    for (a, b) in rows
-        .iter()
-        .zip(&without)
-        .filter(|(a, _)| a.cipher != "slow")
-    {
-        assert!(a.samples.len() >= 3, "{a:?}");
-        assert_eq!(a.samples.len(), b.samples.len(), "{}", a.cipher);
     }
+}
+
+/// Once every row has had its first round, every row gets a sample midway, in plan order. A
+/// drift from then on (every transfer reads 20% low) widens the range of a row decided in its
+/// first round too, and its two visits then disagree: a third, at the run's end, says which
+/// state its figure belongs to.
+#[test]
+fn every_row_is_visited_midway_and_again_where_its_visits_disagree() {
+    let rates = [("lead", 400.0), ("slow", 40.0), ("close", 395.0)];
+    let mut ex = Scripted::new(&rates, 0.0, 0.01);
+    ex.drift = Some(1.25);
+    let p = plan(&["lead", "slow", "close"]);
+    let rows = run(&mut ex, &p, &revisiting(), Context::default(), &Quiet).unwrap();
+    assert_eq!(after_first_rounds(&ex)[..3], ["lead", "slow", "close"]);
+    let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
+    assert_eq!(slow.sample_visits[..3], [0, 0, 1], "{slow:?}");
+    assert!(stats::visit_count(&slow.sample_visits) >= 3, "{slow:?}");
+    let spread = stats::relative_spread(&slow.samples).unwrap();
+    assert!(spread > 0.15, "the drift shows in its range: {slow:?}");
+    // Its figure is the state two of its three visits met, not the mean of two.
+    let figure = slow.median_mib_s.unwrap();
+    assert!((figure - 32.0).abs() < 1.0, "{slow:?}");
+    for r in &rows {
+        assert!(stats::visit_count(&r.sample_visits) >= 3, "{r:?}");
+    }
+}
+
+/// A row whose first round and visit midway agree is not visited a third time: it spans the
+/// run's first part already, and its figure is theirs.
+#[test]
+fn a_row_whose_visits_agree_is_not_visited_a_third_time() {
+    let rates = [("lead", 400.0), ("slow", 40.0), ("close", 395.0)];
+    let mut ex = Scripted::new(&rates, 0.0, 0.01);
+    let p = plan(&["lead", "slow", "close"]);
+    let rows = run(&mut ex, &p, &revisiting(), Context::default(), &Quiet).unwrap();
+    let slow = rows.iter().find(|r| r.cipher == "slow").unwrap();
+    assert_eq!(slow.sample_visits, [0, 0, 1], "{slow:?}");
+    assert_eq!(slow.stopped.as_deref(), Some("decided"));
+    assert_eq!(
+        after_first_rounds(&ex)
+            .iter()
+            .filter(|c| **c == "slow")
+            .count(),
+        1
+    );
+}
+
+/// Two back-to-back first-round samples that met one low state of the machine (here both read
+/// 20% low) do not set the row's figure: they count as one visit, and the visit midway and a
+/// third visit read the row's own rate. The range keeps the low state.
+#[test]
+fn a_low_first_round_counts_as_one_visit() {
+    let rates = [("lead", 400.0), ("mid", 200.0), ("slow", 100.0)];
+    let p = plan(&["lead", "mid", "slow"]);
+    let mut clean = Scripted::new(&rates, 0.0, 0.0);
+    run(&mut clean, &p, &revisiting(), Context::default(), &Quiet).unwrap();
+    // mid's first round ends with its two samples: the last two of its calls before slow's.
+    let first_slow = clean.calls.iter().position(|c| c.0 == "slow").unwrap();
+    let mut ex = Scripted::new(&rates, 0.0, 0.0);
+    ex.disturbed = vec![(first_slow - 2, 1.25), (first_slow - 1, 1.25)];
+    let rows = run(&mut ex, &p, &revisiting(), Context::default(), &Quiet).unwrap();
+    let mid = rows.iter().find(|r| r.cipher == "mid").unwrap();
+    assert_eq!(mid.sample_visits[..2], [0, 0], "{mid:?}");
+    assert!(mid.min_mib_s.unwrap() < 170.0, "{mid:?}");
+    assert!(stats::visit_count(&mid.sample_visits) >= 3, "{mid:?}");
+    let figure = mid.median_mib_s.unwrap();
+    assert!((figure - 200.0).abs() < 2.0, "{mid:?}");
+    // A median over samples would read between the two states.
+    assert!(stats::median(&mid.samples).unwrap() < 195.0, "{mid:?}");
 }
 
 /// Below the leader, a row whose two samples differ by more than the run's median noise
@@ -101,7 +134,7 @@ fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
         error: None,
         stopped: None,
         done: false,
-        last_round: 0,
+        visits: (0..rates.len() as u32).collect(),
     };
     let mut rows = vec![
         row("lead", &[400.0, 410.0]),
@@ -117,10 +150,10 @@ fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
     assert!(!rows[2].done && !rows[0].done);
 }
 
-/// After three samples a row whose range overlaps the leader's is ordered when its median
+/// After three visits a row whose range overlaps the leader's is ordered when its median
 /// trails by more than the noise, tied within half of it, and races on in between.
 #[test]
-fn an_overlapping_row_is_ordered_by_its_median_after_three_samples() {
+fn an_overlapping_row_is_ordered_by_its_median_after_three_visits() {
     let row = |name: &str, rates: &[f64]| Row {
         cipher: name.into(),
         mac: None,
@@ -137,7 +170,7 @@ fn an_overlapping_row_is_ordered_by_its_median_after_three_samples() {
         error: None,
         stopped: None,
         done: false,
-        last_round: 0,
+        visits: (0..rates.len() as u32).collect(),
     };
     let mut noise = Noise::default();
     noise.record(0.10);
@@ -189,43 +222,4 @@ fn without_racing_every_row_gets_its_samples() {
     assert!(rows
         .iter()
         .all(|r| r.samples.len() == 5 && r.stopped.is_none()));
-}
-
-/// A contender ordered or tied before the racing ends is visited at the run's end too: its
-/// samples would otherwise all come from the run's first seconds. Rows sampled in the last
-/// racing round are not: they have a sample at the end already.
-#[test]
-fn a_contender_that_stopped_early_is_visited_again_at_the_end() {
-    let mut ex = Scripted::new(
-        &[("lead", 400.0), ("close", 395.0), ("near", 360.0)],
-        0.0,
-        0.01,
-    );
-    // One of near's first-round transfers reads fast, into the leader's range: it races, and
-    // is ordered after its first racing sample, while lead and close race one round more.
-    ex.disturbed = vec![(12, 0.85)];
-    let a = Adaptive {
-        revisit: true,
-        ..adaptive()
-    };
-    let rows = run(
-        &mut ex,
-        &plan(&["lead", "close", "near"]),
-        &a,
-        Context::default(),
-        &Quiet,
-    )
-    .unwrap();
-    let near = rows.iter().find(|r| r.cipher == "near").unwrap();
-    assert_eq!(near.stopped.as_deref(), Some("ordered"), "{near:?}");
-    assert_eq!(near.samples.len(), 4, "{near:?}");
-    assert_eq!(ex.calls.last().map(|c| c.0.as_str()), Some("near"));
-    // The first rounds take 15 transfers; racing round 1 samples all three, round 2 the two
-    // still open, and the last visit only near.
-    let after: Vec<&str> = ex.calls[15..].iter().map(|c| c.0.as_str()).collect();
-    assert_eq!(after, ["lead", "close", "near", "lead", "close", "near"]);
-    for c in ["lead", "close"] {
-        let r = rows.iter().find(|r| r.cipher == c).unwrap();
-        assert_eq!(r.samples.len(), 4, "{c}: {r:?}");
-    }
 }
