@@ -53,10 +53,10 @@ const ALONE_MAX_BYTES: u64 = 64 << 20;
 /// The writes SSH alone makes: `total` bytes (one copy's, the dataset once) out of a buffer
 /// of `held` bytes, whole passes over it and then what is left. The count is fixed by the
 /// dataset, never by the clock: the first megabytes of a session run slower than the rest
-/// (on an emulated 2-vCPU machine the first 8 MiB through a fresh ssh session read 6–9
-/// MiB/s, a second and third pass through the same session 11–28; docs/measurements.md), so
-/// a stage that sent more than a copy does when its first pass was quick read faster than
-/// any copy could.
+/// (on an emulated 2-vCPU machine the first 8 MiB through a fresh ssh session read 4.4–11.3
+/// MiB/s, a second or third pass through the same session 10–28; docs/measurements.md), so
+/// a stage that sent the dataset again whenever its first pass was quick read faster than
+/// a copy, which sends it once, could.
 pub fn writes(total: u64, held: usize) -> Vec<usize> {
     if held == 0 {
         return Vec::new();
