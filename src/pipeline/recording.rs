@@ -34,7 +34,7 @@ pub fn start(
     let interval = Duration::from_millis(interval_ms);
     let samplers = Samplers::start(
         shared.clone(),
-        control.command(&scripts::sampler(interval.as_secs_f64(), token)),
+        control.command(&scripts::sampler(token)),
         interval,
     )?;
     Ok((shared, samplers))
@@ -135,6 +135,14 @@ pub struct Samplers {
 impl Samplers {
     /// `ssh` is the full ssh command that runs the remote loop.
     pub fn start(shared: Shared, mut ssh: Command, interval: Duration) -> Result<Self> {
+        // The remote loop prints a block per line on its stdin, so it needs no `sleep` of its
+        // own (scripts::SAMPLER): the reader asks for the next one an interval after a block
+        // ends, the pace a loop that slept after each block had.
+        ssh.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let mut child = ChildGuard::spawn(&mut ssh, "the remote /proc sampler (ssh)")?;
+        let mut ticks = child.child_mut().stdin.take();
         let mut threads = Vec::new();
         let local = shared.clone();
         threads.push(std::thread::spawn(move || {
@@ -158,10 +166,6 @@ impl Samplers {
                 prev = cur;
             }
         }));
-        ssh.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = ChildGuard::spawn(&mut ssh, "the remote /proc sampler (ssh)")?;
         let out = child.child_mut().stdout.take().expect("stdout piped");
         let remote = shared.clone();
         let remote_error = Arc::new(Mutex::new(None));
@@ -172,6 +176,7 @@ impl Samplers {
             let mut prev: Option<Snapshot> = None;
             let mut block = String::new();
             let mut got_any = false;
+            tick(&mut ticks);
             for line in BufReader::new(out).lines() {
                 let Ok(line) = line else { break };
                 if let Some(v) = line.strip_prefix("@SELF ") {
@@ -190,6 +195,12 @@ impl Samplers {
                         remote.record(Side::Server, p, &cur, tck, &known);
                     }
                     prev = Some(cur);
+                    std::thread::sleep(interval);
+                    if remote.stop.load(Ordering::SeqCst) {
+                        // Closing its stdin ends the loop.
+                        break;
+                    }
+                    tick(&mut ticks);
                 } else {
                     block.push_str(&line);
                     block.push('\n');
@@ -233,6 +244,16 @@ impl Samplers {
 impl Drop for Samplers {
     fn drop(&mut self) {
         self.stop_all();
+    }
+}
+
+/// Asks the remote loop for one block; once it is gone, stops asking.
+fn tick(ticks: &mut Option<std::process::ChildStdin>) {
+    use std::io::Write;
+    if let Some(t) = ticks {
+        if t.write_all(b"\n").and_then(|_| t.flush()).is_err() {
+            *ticks = None;
+        }
     }
 }
 

@@ -158,7 +158,8 @@ pub struct Known {
     pub sender: Option<u32>,
     /// The sampler's own processes.
     pub exclude: Vec<u32>,
-    /// Processes whose children are the sampler's too (the remote loop's `cat`, `sleep`).
+    /// Processes whose children are the sampler's too (what the remote loop starts once, at
+    /// its start: `getconf` and the subshell that finds its cgroups).
     pub exclude_children_of: Vec<u32>,
     /// Processes of this run found by their command line (see `Snapshot::marked`).
     pub marked: Vec<u32>,

@@ -77,11 +77,21 @@ r=$?; rm -f -- "$f"; echo ""#,
     r#" rc=$r mode=$m"; echo "$o" | tail -n1"#
 );
 
-/// The /proc reader loop: one block per interval, `@T uptime`, the aggregate cpu line, dm
-/// write counters, every process's stat line, `@E`. Ends when ssh goes away (the next echo
-/// fails). `@R` lists the processes whose command line names the run directory (as their
-/// `/proc/PID/cmdline` paths), so the receiving rsync and its sshd can be told from other
-/// sessions. Arguments: interval in seconds, run-directory token.
+/// The /proc reader loop: one block per tick, `@T uptime`, the aggregate cpu line, dm write
+/// counters, every process's stat line, `@R`, `@Q`, `@E`. The client paces it: a tick is a
+/// line on the loop's stdin, and the loop ends when its stdin closes or its output does (the
+/// next echo fails). `@R` lists the rsync processes whose command line names the run
+/// directory (bare pids), so the receiving rsync and its sshd can be told from other
+/// sessions. Argument: the run-directory token.
+///
+/// A tick starts no program: every file is read with the shell's own `read` (dash, bash and
+/// busybox sh all drop a command line's NUL separators, so the token is found in the
+/// arguments run together; `read` fails at the end of a command line, which has no newline,
+/// but keeps what it read), and the pause is the client's, not a `sleep`. The loop's load
+/// is load on the machine it measures, and on an emulated board starting a program costs
+/// more than reading a file. Lines are written with `printf %s`, never `echo`, which in dash
+/// expands backslashes a process could put in its name. Every path read is the kernel's:
+/// /proc, /sys/block, and the cgroup files found at the start.
 ///
 /// `@Q QUOTA PERIOD PERIODS THROTTLED` lines are the CPU quotas of the loop's own cgroup and
 /// of every group above it (v1 `cpu.cfs_quota_us`/`cpu.cfs_period_us`, v2 `cpu.max`; `-1` or
@@ -94,23 +104,21 @@ r=$?; rm -f -- "$f"; echo ""#,
 /// the client's processes match the run's token too, so the receiver's own group could not
 /// be picked by its command line.
 ///
-/// Single-line files are read with the shell's own `read`, so an interval starts three
-/// programs (`cat`, `grep`, `sleep`) instead of eight or more: the loop's load is load on the
-/// machine it measures. In a virtual machine without acceleration, at 100 ms, ssh alone read
-/// 1.4–1.5 MiB/s beside a loop that started eight or more and 1.8–2.1 beside this one
-/// (docs/measurements.md).
-const SAMPLER: &str = r#"echo "@SELF $$ $PPID $(cut -d" " -f4 /proc/$PPID/stat 2>/dev/null) $(getconf CLK_TCK 2>/dev/null || echo 100)";
-i=$1; k=$2;
+/// `@SELF` names the loop's shell, its parent and grandparent (the session's), and the
+/// clock tick; it is found once, before the first tick.
+const SAMPLER: &str = r#"k=$1; g=; read -r l < /proc/$PPID/stat && { set -- ${l##*) }; g=$2; };
+printf "%s\n" "@SELF $$ $PPID $g $(getconf CLK_TCK 2>/dev/null || echo 100)";
 QD=$(while IFS=: read -r n c g; do case ",$c," in *,cpu,*) r=/sys/fs/cgroup/cpu;; ,,) r=/sys/fs/cgroup;; *) continue;; esac;
  while :; do { [ -r "$r$g/cpu.cfs_quota_us" ] || [ -r "$r$g/cpu.max" ]; } && echo "$r$g"; [ -z "$g" ] || [ "$g" = / ] && break; g=${g%/*}; done;
  done < /proc/$$/cgroup 2>/dev/null);
-while :; do read -r u x < /proc/uptime; echo "@T $u" || exit 0; read -r c < /proc/stat; echo "$c";
- for s in /sys/block/dm-*/stat; do [ -r "$s" ] && { x=${s%/stat}; read -r v < "$s"; echo "@D ${x##*/} $v"; }; done;
- cat /proc/[0-9]*/stat 2>/dev/null;
- set -- $(grep -l -s -F -e "$k" /proc/[0-9]*/cmdline 2>/dev/null); echo "@R $*";
+while read -r t; do read -r u x < /proc/uptime; printf "%s\n" "@T $u" || exit 0; read -r c < /proc/stat; printf "%s\n" "$c";
+ for s in /sys/block/dm-*/stat; do [ -r "$s" ] && { x=${s%/stat}; read -r v < "$s"; printf "%s\n" "@D ${x##*/} $v"; }; done;
+ R=; for f in /proc/[0-9]*/stat; do IFS= read -r l < "$f" || continue; printf "%s\n" "$l";
+  case $l in *" (rsync) "*) p=${f#/proc/}; p=${p%/stat}; m=; IFS= read -r m < "/proc/$p/cmdline"; case $m in *"$k"*) R="$R $p";; esac;; esac; done 2>/dev/null;
+ printf "%s\n" "@R$R";
  for d in $QD; do a=; b=; np=; nt=; if [ -r "$d/cpu.max" ]; then read -r a b < "$d/cpu.max"; else read -r a < "$d/cpu.cfs_quota_us"; read -r b < "$d/cpu.cfs_period_us"; fi;
- while read -r x y; do case $x in nr_periods) np=$y;; nr_throttled) nt=$y;; esac; done < "$d/cpu.stat"; echo "@Q $a $b $np $nt"; done 2>/dev/null;
- echo "@E" || exit 0; sleep "$i" || exit 0; done"#;
+ while read -r x y; do case $x in nr_periods) np=$y;; nr_throttled) nt=$y;; esac; done < "$d/cpu.stat"; printf "%s\n" "@Q $a $b $np $nt"; done 2>/dev/null;
+ printf "%s\n" "@E" || exit 0; done"#;
 
 pub(crate) fn wrap(script: &str, args: &[&str]) -> String {
     debug_assert!(!script.contains('\''));
@@ -153,8 +161,9 @@ pub fn disk(file: &str, mib: u64) -> String {
     wrap(DISK, &[file, &mib.to_string()])
 }
 
-pub fn sampler(interval_s: f64, token: &str) -> String {
-    wrap(SAMPLER, &[&format!("{interval_s:.3}"), token])
+/// The remote /proc loop; one line on its stdin asks for one block (`recording.rs` paces it).
+pub fn sampler(token: &str) -> String {
+    wrap(SAMPLER, &[token])
 }
 
 /// `… bytes (…) copied, 0.52 s, 258 MB/s` (GNU dd) → (bytes, seconds).
@@ -205,54 +214,108 @@ mod tests {
         let s = preflight("/data/it's here", "/data/run", "rsync");
         assert!(s.starts_with("sh -c '"));
         assert!(s.ends_with(r"'/data/it'\''s here' /data/run rsync"), "{s}");
-        for s in [remove("/x"), reset("/x"), disk("/x", 4), sampler(0.2, "t")] {
+        for s in [remove("/x"), reset("/x"), disk("/x", 4), sampler("t")] {
             assert!(s.starts_with("sh -c '"), "{s}");
         }
     }
 
-    /// The sampler loop in a real shell: a whole block parses, and a process whose command
-    /// line names the token is marked. The loop ends once its output is closed.
+    /// The sampler loop in every shell at hand (dash, busybox sh, bash): a block per line on
+    /// its stdin, a whole block parses, an rsync whose command line names the token is
+    /// marked and one that does not is not, and a process named to forge a line cannot. The
+    /// loop runs with an empty PATH, so a block that needed a program would come out short.
     #[test]
     fn sampler_loop_reads_proc_and_marks_the_runs_processes() {
-        use std::io::BufRead;
-        use std::process::{Command, Stdio};
+        let dir = tempfile::tempdir().unwrap();
+        // A process whose name is `rsync` (a script's name becomes its process's).
+        let rsync = dir.path().join("rsync");
+        std::fs::write(&rsync, "#!/bin/sh\nread x\n").unwrap();
+        std::fs::set_permissions(&rsync, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let token = format!("sshtune-sampler-test-{}", std::process::id());
-        let mut marked = Command::new("sh")
-            // Not a lone command, which a shell may exec in place of itself.
-            .args(["-c", "sleep 30; :", &token])
+        let spawn = |args: &[&str]| {
+            std::process::Command::new(&rsync)
+                .args(args)
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        };
+        let mut ours = spawn(&["--server", &format!("/x/{token}/d")]);
+        let mut other = spawn(&["--server", "/x/another-run/d"]);
+        // A name that would be two lines, the second a forged mark, if `echo` expanded it.
+        let mut forged = std::process::Command::new("sh")
+            .args(["-c", r"printf '\\n@R 1' > /proc/self/comm; read x"])
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let mut child = Command::new("sh")
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let shells = [&["dash"][..], &["busybox", "sh"], &["bash"], &["sh"]];
+        let mut ran = 0;
+        for shell in shells.into_iter().filter(|s| on_path(s[0])) {
+            ran += 1;
+            let blocks = sample(shell, &token, 3);
+            assert!(blocks[0].starts_with("@SELF "), "{shell:?}: {}", blocks[0]);
+            for b in &blocks[1..] {
+                let snap = crate::pipeline::sampler::parse_block(b);
+                assert!(snap.uptime > 0.0, "{shell:?}: {b}");
+                assert!(snap.cpu.len() >= 4, "{shell:?}: {b}");
+                assert!(snap.procs.contains_key(&ours.id()), "{shell:?}: {b}");
+                assert!(snap.procs.contains_key(&forged.id()), "{shell:?}: {b}");
+                assert_eq!(snap.marked, [ours.id()], "{shell:?}: {b}");
+            }
+        }
+        for c in [&mut ours, &mut other, &mut forged] {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        assert!(ran > 0, "no shell to run the loop in");
+    }
+
+    fn on_path(program: &str) -> bool {
+        std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+    }
+
+    /// Runs the loop in `shell` with an empty PATH for `n` blocks, the first after `@SELF`
+    /// and one more for each line written to its stdin; it must end once stdin closes.
+    fn sample(shell: &[&str], token: &str, n: usize) -> Vec<String> {
+        use std::io::{BufRead, Write};
+        use std::process::{Command, Stdio};
+        let program = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+            .map(|d| d.join(shell[0]))
+            .find(|p| p.is_file())
+            .unwrap();
+        let mut child = Command::new(program)
+            .args(&shell[1..])
             .arg("-c")
-            .arg(sampler(0.05, &token))
+            .arg(SAMPLER.replace('\n', " "))
+            .args(["sshtune", token])
+            .env_clear()
+            .env("PATH", "/nonexistent")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut stdin = child.stdin.take().unwrap();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
         let mut blocks = Vec::new();
         let mut block = String::new();
-        for line in out.lines() {
-            let line = line.unwrap();
-            if line == "@E" {
-                blocks.push(std::mem::take(&mut block));
-                if blocks.len() == 2 {
+        while blocks.len() < n {
+            stdin.write_all(b"\n").unwrap();
+            for line in out.by_ref() {
+                let line = line.unwrap();
+                if line == "@E" {
                     break;
                 }
-            } else {
                 block.push_str(&line);
                 block.push('\n');
             }
+            blocks.push(std::mem::take(&mut block));
         }
-        // The reader is gone: the loop's next echo fails and it leaves.
-        let _ = child.wait();
-        let _ = marked.kill();
-        let _ = marked.wait();
-        assert!(blocks[0].starts_with("@SELF "), "{}", blocks[0]);
-        let snap = crate::pipeline::sampler::parse_block(&blocks[1]);
-        assert!(snap.uptime > 0.0, "{}", blocks[1]);
-        assert!(snap.cpu.len() >= 4, "{}", blocks[1]);
-        assert!(snap.procs.contains_key(&marked.id()), "{}", blocks[1]);
-        assert!(snap.marked.contains(&marked.id()), "{}", blocks[1]);
+        drop(stdin);
+        let status = child.wait().unwrap();
+        assert!(status.success(), "{shell:?}: {status}");
+        blocks
     }
 
     /// The flush decodes its octal path back in a real shell, quotes, spaces and UTF-8 included,
