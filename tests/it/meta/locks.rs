@@ -1,5 +1,6 @@
 //! Every test says whether it measures: it takes `support::exclusive()` or `support::shared()`
-//! (support/lock.rs; `support::shared_as_root` takes the shared one), itself or through a
+//! (support/lock.rs; `support::shared_as_root` takes the shared one, `exclusive_as_root` the
+//! exclusive one), itself or through a
 //! helper of its file. A test that took neither would
 //! run beside a measuring one, and that one's numbers would then depend on which tests happened
 //! to overlap it.
@@ -42,6 +43,7 @@ fn takes_lock(body: &str, fns: &BTreeMap<String, Function>, depth: usize) -> boo
     body.contains("shared()")
         || body.contains("shared_as_root(")
         || body.contains("exclusive()")
+        || body.contains("exclusive_as_root(")
         || depth > 0
             && fns.iter().any(|(name, f)| {
                 !f.test && body.contains(&format!("{name}(")) && takes_lock(&f.body, fns, depth - 1)

@@ -104,10 +104,9 @@ fn missing_destination_is_named() {
 
 #[test]
 fn read_only_destination_is_refused() {
-    let _lock = support::shared();
-    if !support::require_root("mounting a read-only tmpfs needs root") {
+    let Some(_lock) = support::shared_as_root("mounting a read-only tmpfs needs root") else {
         return;
-    }
+    };
     let w = work();
     let _m = Tmpfs::mount(&w.dest, "ro,size=1m");
     let err = fails(&w, &w.dest, &["--size", "1M"]);
@@ -119,10 +118,9 @@ fn read_only_destination_is_refused() {
 
 #[test]
 fn full_destination_is_detected_before_writing() {
-    let _lock = support::shared();
-    if !support::require_root("mounting a tmpfs needs root") {
+    let Some(_lock) = support::shared_as_root("mounting a tmpfs needs root") else {
         return;
-    }
+    };
     let w = work();
     let _m = Tmpfs::mount(&w.dest, "size=1m");
     let err = fails(&w, &w.dest, &["--size", "8M"]);
@@ -204,10 +202,9 @@ fn a_misspelt_cipher_or_bad_output_is_refused_before_anything_runs() {
 /// destination directory that does not exist is refused as without `--luks`.
 #[test]
 fn luks_on_a_host_without_device_mapper_is_refused_after_removing_a_killed_runs_leftovers() {
-    let _lock = support::shared();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::shared_as_root("loop devices need root") else {
         return;
-    }
+    };
     let w = work();
     let dead = (4_000_000..4_194_304)
         .find(|p| !Path::new(&format!("/proc/{p}")).exists())

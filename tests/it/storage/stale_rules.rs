@@ -252,10 +252,9 @@ fn expected(cases: &[Case]) -> Vec<State> {
 #[test]
 fn storage_and_the_pipeline_helper_remove_the_same_leftovers() {
     // Both sweep every loop device on the machine: no other test's may be planted meanwhile.
-    let _lock = support::exclusive();
-    if !support::require_root("loop devices need root") {
+    let Some(_lock) = support::exclusive_as_root("loop devices need root") else {
         return;
-    }
+    };
     let cases = cases();
 
     let p = plant(&cases);

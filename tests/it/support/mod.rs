@@ -7,7 +7,7 @@ pub mod require;
 pub mod source;
 
 pub use lock::{exclusive, shared};
-pub use require::{require, require_program, require_root, shared_as_root};
+pub use require::{exclusive_as_root, require, require_program, require_root, shared_as_root};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

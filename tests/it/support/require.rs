@@ -4,8 +4,9 @@
 //! than letting its tests pass without running.
 //!
 //! A test asks first and returns when told to: `if !support::require_root("…") { return; }`,
-//! or, when it needs root and takes the shared lock, `let Some(_lock) =
-//! support::shared_as_root("…") else { return; };`.
+//! or, when it needs root and takes the lock, `let Some(_lock) =
+//! support::shared_as_root("…") else { return; };` (`exclusive_as_root` for one that must
+//! have the machine to itself).
 
 /// Whether the `CI` environment variable is set (to anything but empty, `0` or `false`).
 pub fn on_ci() -> bool {
@@ -35,6 +36,13 @@ pub fn require_root(why: &str) -> bool {
 /// or `None` when the test is to return because root is missing (see [`require_root`]).
 pub fn shared_as_root(why: &str) -> Option<std::sync::RwLockReadGuard<'static, ()>> {
     let lock = super::shared();
+    require_root(why).then_some(lock)
+}
+
+/// For a test that needs root and the machine to itself: the exclusive lock
+/// (`support::exclusive()`), or `None` when the test is to return because root is missing.
+pub fn exclusive_as_root(why: &str) -> Option<std::sync::RwLockWriteGuard<'static, ()>> {
+    let lock = super::exclusive();
     require_root(why).then_some(lock)
 }
 
