@@ -6,9 +6,9 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use sshtune::embedded::EmbeddedSshd;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-use support::{output, sshtune, stderr, stdout};
+use support::{output, sshtune, sshtune_with, stderr, stdout};
 
 /// `sshtune bench` aimed at a test server through ordinary ssh options, as a user would.
 fn bench_against(server: &EmbeddedSshd) -> Command {
@@ -19,15 +19,55 @@ fn bench_against(server: &EmbeddedSshd) -> Command {
     cmd
 }
 
-/// One OpenSSH-engine upload row of `ciphers`, no ceiling: the quickest real bench.
-fn one_upload(server: &EmbeddedSshd, ciphers: &str) -> Command {
+/// One OpenSSH-engine upload row of `ciphers`: the quickest real bench.
+fn upload_row(server: &EmbeddedSshd, ciphers: &str) -> Command {
     let mut cmd = bench_against(server);
-    cmd.args(["--no-ceiling", "--engine", "openssh", "--ciphers", ciphers])
+    cmd.args(["--engine", "openssh", "--ciphers", ciphers])
         .args(["--direction", "upload"]);
     cmd
 }
 
-fn one_line_error(o: &std::process::Output, expect: &str) {
+/// [`upload_row`] without a ceiling.
+fn one_upload(server: &EmbeddedSshd, ciphers: &str) -> Command {
+    let mut cmd = upload_row(server, ciphers);
+    cmd.arg("--no-ceiling");
+    cmd
+}
+
+/// `sshtune bench ARGS -F /dev/null no-such-host.invalid`: a host that cannot be resolved, so
+/// what is checked before connecting ends in status 2 and what gets further in status 1.
+fn bench_nowhere(args: &[&str]) -> Output {
+    output(
+        sshtune()
+            .arg("bench")
+            .args(args)
+            .args(["-F", "/dev/null", "no-such-host.invalid"]),
+    )
+}
+
+/// A native-engine run of aes128-ctr on 8 MiB transfers, no ceiling, quiet: a run whose
+/// output is the subject, not its speed.
+const NATIVE_RUN: &str = "bench --size 8M --ciphers aes128-ctr --engine native --no-ceiling -q";
+
+/// `sshtune bench 127.0.0.1` with the test server's ssh options, each one passed through
+/// `edit` (given the option before it): `Some` replaces the option, `None` keeps it.
+fn bench_edited(server: &EmbeddedSshd, edit: impl Fn(&str, &str) -> Option<String>) -> Output {
+    let opts = &server.target.options;
+    let edited = opts.iter().enumerate().map(|(i, o)| {
+        let before = if i == 0 { "" } else { &opts[i - 1] };
+        edit(before, o).unwrap_or_else(|| o.clone())
+    });
+    output(sshtune().arg("bench").args(edited).arg("127.0.0.1"))
+}
+
+/// An output file refused: the output status and the one-line error naming `expect`.
+fn refused_output(o: &Output, expect: &str) {
+    let status = o.status.code();
+    assert_eq!(status, Some(sshtune::exit::OUTPUT.into()), "{}", stderr(o));
+    one_line_error(o, expect);
+}
+
+fn one_line_error(o: &Output, expect: &str) {
     assert!(!o.status.success(), "should fail: {}", stdout(o));
     let err = stderr(o);
     let last = err.trim().lines().last().unwrap_or_default();
@@ -38,15 +78,8 @@ fn one_line_error(o: &std::process::Output, expect: &str) {
 
 /// Fails if a process whose command line matches `pattern` (pgrep -f) is still running.
 fn no_process_matches(pattern: &str, what: &str) {
-    let left = Command::new("pgrep")
-        .args(["-f", pattern])
-        .output()
-        .unwrap();
-    assert!(
-        left.stdout.is_empty(),
-        "{what} left: {}",
-        String::from_utf8_lossy(&left.stdout)
-    );
+    let left = stdout(&output(Command::new("pgrep").args(["-f", pattern])));
+    assert!(left.is_empty(), "{what} left: {left}");
 }
 
 #[test]
@@ -192,23 +225,12 @@ fn a_cipher_the_server_refuses_is_a_row_not_a_crash() {
     let out = tempfile::NamedTempFile::new().unwrap();
     let o = output(
         bench_against(&server)
-            .args([
-                "--ciphers",
-                "aes128-ctr,aes256-gcm@openssh.com",
-                "--size",
-                "2M",
-                "--repeat",
-                "3",
-                "-q",
-                "--format",
-                "json",
-                "--output",
-            ])
+            .args(["--ciphers", "aes128-ctr,aes256-gcm@openssh.com"])
+            .args("--size 2M --repeat 3 -q --format json --output".split(' '))
             .arg(out.path()),
     );
     assert!(o.status.success(), "{}", stderr(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    let v = support::read_json(out.path());
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     for r in rows {
@@ -226,17 +248,11 @@ fn a_cipher_the_server_refuses_is_a_row_not_a_crash() {
 fn unreachable_and_unknown_hosts_fail_in_one_line() {
     let _lock = support::shared();
     let port = support::free_port();
-    let o = output(sshtune().args([
-        "bench",
-        "-F",
-        "/dev/null",
-        "-p",
-        &port.to_string(),
-        "127.0.0.1",
-    ]));
+    let o = output(&mut sshtune_with(&format!(
+        "bench -F /dev/null -p {port} 127.0.0.1"
+    )));
     one_line_error(&o, "Connection refused");
-    let o = output(sshtune().args(["bench", "-F", "/dev/null", "no-such-host.invalid"]));
-    one_line_error(&o, "resolve");
+    one_line_error(&bench_nowhere(&[]), "resolve");
 }
 
 #[test]
@@ -245,10 +261,9 @@ fn refused_authentication_fails_in_one_line() {
     let server = EmbeddedSshd::start("").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let stranger = support::keygen(&dir.path().join("stranger"));
-    let mut opts = server.target.options.clone();
-    let i = opts.iter().position(|o| o == "-i").unwrap();
-    opts[i + 1] = stranger.display().to_string();
-    let o = output(sshtune().arg("bench").args(&opts).arg("127.0.0.1"));
+    let o = bench_edited(&server, |before, _| {
+        (before == "-i").then(|| stranger.display().to_string())
+    });
     one_line_error(&o, "authentication");
 }
 
@@ -266,19 +281,10 @@ fn a_changed_host_key_is_refused_not_ignored() {
         format!("[127.0.0.1]:{} {}\n", server.port, key.join(" ")),
     )
     .unwrap();
-    let opts: Vec<String> = server
-        .target
-        .options
-        .iter()
-        .map(|o| {
-            if o.starts_with("UserKnownHostsFile=") {
-                format!("UserKnownHostsFile={}", kh.display())
-            } else {
-                o.clone()
-            }
-        })
-        .collect();
-    let o = output(sshtune().arg("bench").args(&opts).arg("127.0.0.1"));
+    let o = bench_edited(&server, |_, o| {
+        let known = o.starts_with("UserKnownHostsFile=");
+        known.then(|| format!("UserKnownHostsFile={}", kh.display()))
+    });
     one_line_error(&o, "host key");
     assert!(stderr(&o).contains("changed"), "{}", stderr(&o));
 }
@@ -434,7 +440,7 @@ fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
 fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
     let _lock = support::shared();
     // It could not run: 1, with the one-line cause.
-    let o = output(sshtune().args(["bench", "-F", "/dev/null", "no-such-host.invalid"]));
+    let o = bench_nowhere(&[]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     // The command line is wrong: clap's 2.
     let o = output(sshtune().args(["bench", "--repeat", "0"]));
@@ -492,13 +498,8 @@ fn no_ceiling_measures_none_and_says_so() {
 #[test]
 fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
     let _lock = support::shared();
-    let dir = tempfile::tempdir().unwrap();
-    let iperf = dir.path().join("iperf.json");
-    std::fs::write(
-        &iperf,
-        r#"{"end":{"sum_sent":{"bits_per_second":1.0e9},"sum_received":{"bits_per_second":9.4e8}}}"#,
-    )
-    .unwrap();
+    // iperf3's client JSON: 1.0e9 bit/s sent, 9.4e8 received.
+    let iperf = support::fixture("bench/iperf3-client.json");
     let server = EmbeddedSshd::start("").expect("sshd starts");
     for (ceiling, mib_s, said) in [
         (
@@ -509,23 +510,11 @@ fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
         ("940Mbit".to_string(), 940e6 / 8.0 / 1048576.0, "10^6 bit/s"),
         ("110MiB".to_string(), 110.0, "2^20 bytes/s"),
     ] {
-        let o = output(bench_against(&server).args([
-            "--ceiling",
-            &ceiling,
-            "--engine",
-            "openssh",
-            "--ciphers",
-            "aes128-ctr",
-            "--direction",
-            "upload",
-            "--size",
-            "1M",
-            "--repeat",
-            "1",
-            "--format",
-            "json",
-            "-q",
-        ]));
+        let o = output(
+            upload_row(&server, "aes128-ctr")
+                .args(["--ceiling", &ceiling])
+                .args("--size 1M --repeat 1 --format json -q".split(' ')),
+        );
         assert!(o.status.success(), "{ceiling}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
         let got = v["ceiling"]["mib_s"].as_f64().unwrap();
@@ -544,8 +533,7 @@ fn bad_ceiling_values_are_usage_errors_in_one_line() {
         ("-3Mbit", "rate must be positive"),
         ("@/nonexistent/iperf.json", "cannot read"),
     ] {
-        let arg = format!("--ceiling={bad}");
-        let o = output(sshtune().args(["bench", &arg, "no-such-host.invalid"]));
+        let o = bench_nowhere(&[&format!("--ceiling={bad}")]);
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
         assert!(stderr(&o).contains(want), "{bad}: {}", stderr(&o));
     }
@@ -568,11 +556,7 @@ fn a_misspelt_cipher_or_mac_is_refused_before_connecting_with_a_suggestion() {
         ),
         (vec!["--ciphers", "aes999"], "unknown cipher \"aes999\""),
     ] {
-        let o = output(sshtune().arg("bench").args(&args).args([
-            "-F",
-            "/dev/null",
-            "no-such-host.invalid",
-        ]));
+        let o = bench_nowhere(&args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
         one_line_error(&o, want);
     }
@@ -583,27 +567,11 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no-such-dir/report.json");
-    let o = output(sshtune().arg("bench").arg("--output").arg(&missing).args([
-        "-F",
-        "/dev/null",
-        "no-such-host.invalid",
-    ]));
+    let o = bench_nowhere(&["--output", missing.to_str().unwrap()]);
     // The output is refused, not the host: nothing was tried before the check.
-    assert_eq!(
-        o.status.code(),
-        Some(sshtune::exit::OUTPUT as i32),
-        "{}",
-        stderr(&o)
-    );
-    one_line_error(&o, "--output");
+    refused_output(&o, "--output");
     assert!(!stderr(&o).contains("no-such-host"), "{}", stderr(&o));
-    let o = output(
-        sshtune()
-            .arg("bench")
-            .arg("--output")
-            .arg(dir.path())
-            .args(["-F", "/dev/null", "no-such-host.invalid"]),
-    );
+    let o = bench_nowhere(&["--output", dir.path().to_str().unwrap()]);
     one_line_error(&o, "is a directory");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }
@@ -615,15 +583,11 @@ fn an_unwritable_output_fails_before_measuring_and_leaves_nothing() {
 fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
     let _lock = support::exclusive();
     let server = EmbeddedSshd::start("").expect("sshd starts");
-    let o = output(bench_against(&server).args([
-        "--ciphers",
-        "aes128-gcm@openssh.com,3des-cbc",
-        "--direction",
-        "upload",
-        "--format",
-        "json",
-        "-q",
-    ]));
+    let o = output(
+        bench_against(&server)
+            .args(["--ciphers", "aes128-gcm@openssh.com,3des-cbc"])
+            .args("--direction upload --format json -q".split(' ')),
+    );
     let v = support::ok_json(&o);
     assert_eq!(v["settings"]["mode"], "adaptive");
     for r in v["results"].as_array().unwrap() {
@@ -657,12 +621,7 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
             ),
         }
     }
-    let slow = v["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["cipher"] == "3des-cbc")
-        .unwrap();
+    let slow = support::result_row(&v, "3des-cbc");
     // Its place is decided as soon as its own samples agree, or ordered by its median after
     // three visits; a disturbance on a busy machine can keep it open longer, but then only while its
     // spread says so.
@@ -695,18 +654,13 @@ fn one_run_writes_every_asked_format_and_stdout_keeps_the_table() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
+    // Outputs named relative to the working directory, as typed in a shell.
+    let outputs = "--output run.json --output run.html --output run.md --export-csv run.data";
     let o = output(
-        sshtune()
-            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
-            .args(["--engine", "native", "--repeat", "2", "--no-ceiling", "-q"])
-            .arg("--output")
-            .arg(p("run.json"))
-            .arg("--output")
-            .arg(p("run.html"))
-            .arg("--output")
-            .arg(p("run.md"))
-            .arg("--export-csv")
-            .arg(p("run.data")),
+        sshtune_with(NATIVE_RUN)
+            .args(["--repeat", "2"])
+            .args(outputs.split(' '))
+            .current_dir(dir.path()),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("aes128-ctr"), "{}", stdout(&o));
@@ -723,12 +677,10 @@ fn one_run_writes_every_asked_format_and_stdout_keeps_the_table() {
                 .args(["--format", format]),
         );
         assert!(again.status.success(), "{}", stderr(&again));
-        let written = std::fs::read_to_string(p(file)).unwrap();
+        let written = support::read_text(&p(file));
         assert_eq!(written, stdout(&again), "{file}");
     }
-    assert!(std::fs::read_to_string(p("run.html"))
-        .unwrap()
-        .starts_with("<!DOCTYPE html>"));
+    assert!(support::read_text(&p("run.html")).starts_with("<!DOCTYPE html>"));
 }
 
 #[test]
@@ -736,21 +688,16 @@ fn one_unwritable_output_among_several_fails_first_and_leaves_nothing() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let o = output(
-        sshtune()
-            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
-            .args(["--engine", "native", "--no-ceiling", "-q"])
-            .arg("--output")
-            .arg(dir.path().join("run.json"))
-            .arg("--export-html")
-            .arg(dir.path().join("no-such-dir/run.html")),
+        sshtune_with(NATIVE_RUN)
+            .args([
+                "--output",
+                "run.json",
+                "--export-html",
+                "no-such-dir/run.html",
+            ])
+            .current_dir(dir.path()),
     );
-    assert_eq!(
-        o.status.code(),
-        Some(sshtune::exit::OUTPUT as i32),
-        "{}",
-        stderr(&o)
-    );
-    one_line_error(&o, "no-such-dir/run.html");
+    refused_output(&o, "no-such-dir/run.html");
     // Refused before measuring: no progress, no table, no file.
     assert_eq!(stdout(&o), "");
     assert!(!stderr(&o).contains("embedded"), "{}", stderr(&o));
@@ -760,7 +707,7 @@ fn one_unwritable_output_among_several_fails_first_and_leaves_nothing() {
 /// The bench's stdout through a pseudo-terminal (`script`, 160 columns wide), progress silenced.
 fn bench_on_a_terminal(no_color: Option<&str>) -> String {
     let line = format!(
-        "stty cols 160; {} bench --size 8M --ciphers aes128-ctr --engine native --repeat 2 --no-ceiling -q",
+        "stty cols 160; {} {NATIVE_RUN} --repeat 2",
         support::SSHTUNE
     );
     let mut cmd = Command::new("script");
@@ -781,9 +728,8 @@ fn grades_are_coloured_only_on_a_terminal_without_no_color() {
     assert!(!plain.contains('\x1b'), "{plain:?}");
     assert!(plain.contains("aes128-ctr"), "{plain}");
     let o = output(
-        sshtune()
-            .args(["bench", "--size", "8M", "--ciphers", "aes128-ctr"])
-            .args(["--engine", "native", "--repeat", "2", "--no-ceiling", "-q"])
+        sshtune_with(NATIVE_RUN)
+            .args(["--repeat", "2"])
             .env_remove("NO_COLOR"),
     );
     assert!(o.status.success(), "{}", stderr(&o));
@@ -794,17 +740,10 @@ fn grades_are_coloured_only_on_a_terminal_without_no_color() {
 fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("Ciphers aes128-ctr\n").expect("sshd starts");
-    let o = output(one_upload(&server, "aes128-ctr,aes256-ctr").args([
-        "--size",
-        "4M",
-        "--repeat",
-        "1",
-        "--thorough",
-        "--format",
-        "json",
-        "-q",
-        "-v",
-    ]));
+    let o = output(
+        one_upload(&server, "aes128-ctr,aes256-ctr")
+            .args("--size 4M --repeat 1 --thorough --format json -q -v".split(' ')),
+    );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("debug1: "), "{}", stderr(&o));
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();

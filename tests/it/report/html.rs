@@ -331,15 +331,10 @@ fn unknown_or_newer_schemas_and_mixed_kinds_are_usage_errors() {
 fn reports_of_several_hosts_make_a_fleet_table_that_keeps_failed_hosts() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
-    let failed = dir.path().join("board3.error.json");
-    std::fs::write(
-        &failed,
-        r#"{"schema":"sshtune.fleet-error/1","host":"board3","step":"Run sshtune bench","rc":255,"error":"ssh: connect to host board3 port 22: No route to host"}"#,
-    )
-    .unwrap();
-    let fixtures = support::fixture("config");
-    let a = fixtures.join("bench-openssh-9.2.json");
-    let b = fixtures.join("bench-openssh-7.4.json");
+    // The record the fleet playbook writes for a host it could not bench.
+    let failed = support::fixture("report/board3.error.json");
+    let a = support::fixture("config/bench-openssh-9.2.json");
+    let b = support::fixture("config/bench-openssh-7.4.json");
     let files = [
         a.to_str().unwrap(),
         b.to_str().unwrap(),

@@ -20,6 +20,15 @@ pub fn sshtune() -> Command {
     Command::new(SSHTUNE)
 }
 
+/// `sshtune` with the arguments of `line`, split at spaces as a shell would split it:
+/// `sshtune_with("bench --engine native --streams 2")`. A path or an argument holding a space
+/// is added after with `.arg`.
+pub fn sshtune_with(line: &str) -> Command {
+    let mut c = sshtune();
+    c.args(line.split_whitespace());
+    c
+}
+
 /// `program` run through `prefix` (`ip netns exec NS`, a cgroup wrapper that execs its
 /// arguments), or directly when `prefix` is empty.
 pub fn under(prefix: &[String], program: &str) -> Command {
@@ -89,7 +98,6 @@ pub fn gain(g: &serde_json::Value) -> (f64, f64, f64) {
     (f("min"), f("median"), f("max"))
 }
 
-/// The repository root (where `scripts/`, `examples/` and `contrib/` live).
 /// A CSV report's lines, each as column name → cell.
 pub fn csv_lines(text: &str) -> Vec<std::collections::HashMap<String, String>> {
     let mut r = csv::Reader::from_reader(text.as_bytes());
@@ -119,6 +127,7 @@ pub fn squeeze(text: &str) -> String {
         .join("\n")
 }
 
+/// The repository root (where `scripts/`, `examples/` and `contrib/` live).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -130,8 +139,18 @@ pub fn fixture(path: &str) -> PathBuf {
 
 /// The text of a fixture file; a missing one fails the test naming its path.
 pub fn fixture_text(path: &str) -> String {
-    let p = fixture(path);
-    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    read_text(&fixture(path))
+}
+
+/// The text of a file a test or a run wrote; a missing one fails the test naming its path.
+pub fn read_text(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A JSON file a run wrote (a report's `--output`), read.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    let text = read_text(path);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}: {text}", path.display()))
 }
 
 /// The arguments of a short `sshtune bench` that checks what a run does, not its speed:
