@@ -2,18 +2,12 @@
 //! packet sealed by `SealingKey::with_keystream_ahead` equals the single-thread key's, across
 //! chunk boundaries, oversized packets and sequence-number jumps, and opens normally.
 
-use crate::support::material;
-use ciphers::{Backend, DirectionKeys, OpeningKey, SealingKey, HEADER_LEN};
+use crate::support::{material, Keying};
+use ciphers::{Backend, OpeningKey, SealingKey, HEADER_LEN};
 
 fn same_wire(cipher: &str, mac: Option<&str>, backend: Backend) {
-    let (key, iv, mk) = (material(64, 1), material(16, 2), material(64, 3));
-    let dk = DirectionKeys {
-        cipher,
-        mac,
-        key: &key,
-        iv: &iv,
-        mac_key: &mk,
-    };
+    let keying = Keying::default();
+    let dk = keying.direction(cipher, mac);
     let mut plain = SealingKey::new(&dk, Some(backend)).unwrap();
     let mut ahead = SealingKey::with_keystream_ahead(&dk, Some(backend)).unwrap();
     let mut open = OpeningKey::new(&dk, Some(backend)).unwrap();
@@ -63,20 +57,14 @@ fn chacha_ahead_seals_the_same_bytes_in_both_backends() {
 
 #[test]
 fn ciphers_without_a_precomputable_keystream_are_refused() {
-    let k = material(64, 1);
+    let keying = Keying::default();
     let mut cases = Vec::new();
     for &b in Backend::AVAILABLE {
         cases.push(("aes128-gcm@openssh.com", None, b));
         cases.push(("aes128-cbc", Some("hmac-sha2-256"), b));
     }
     for (c, mac, b) in cases {
-        let dk = DirectionKeys {
-            cipher: c,
-            mac,
-            key: &k,
-            iv: &k,
-            mac_key: &k,
-        };
+        let dk = keying.direction(c, mac);
         assert!(
             SealingKey::with_keystream_ahead(&dk, Some(b)).is_err(),
             "{c} {b}"

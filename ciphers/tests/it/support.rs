@@ -9,6 +9,36 @@ pub fn material(len: usize, salt: u8) -> Vec<u8> {
         .collect()
 }
 
+/// Key material for one direction of any algorithm in the catalog: a 64-byte cipher key, a
+/// 16-byte IV and a 64-byte MAC key, each [`material`] of its own salt. A cipher reads the
+/// first bytes it needs.
+pub struct Keying {
+    key: Vec<u8>,
+    iv: Vec<u8>,
+    mac_key: Vec<u8>,
+}
+
+impl Default for Keying {
+    fn default() -> Self {
+        let (key, iv, mac_key) = (material(64, 1), material(16, 2), material(64, 3));
+        Self { key, iv, mac_key }
+    }
+}
+
+impl Keying {
+    /// The keys of `cipher` (with `mac`, `None` for an AEAD) from this material.
+    pub fn direction<'a>(&'a self, cipher: &'a str, mac: Option<&'a str>) -> DirectionKeys<'a> {
+        let (key, iv, mac_key) = (&self.key[..], &self.iv[..], &self.mac_key[..]);
+        DirectionKeys {
+            cipher,
+            mac,
+            key,
+            iv,
+            mac_key,
+        }
+    }
+}
+
 /// Every (cipher, MAC) pair SSH can negotiate: AEADs alone, `none` with and without a MAC,
 /// the rest with every MAC.
 pub fn pairs() -> Vec<(&'static CipherSpec, Option<&'static MacSpec>)> {
