@@ -4,12 +4,12 @@
 use crate::support;
 use serde_json::Value;
 use std::process::Command;
-use support::{ok, output, sshtune};
+use support::{ok, output, sshtune, sshtune_with};
 
-/// `sshtune speed` timing samples of `min_time` CPU seconds, with `args`.
-fn speed(min_time: &str, args: &[&str]) -> Command {
-    let mut c = sshtune();
-    c.args(["speed", "--min-time", min_time]).args(args);
+/// `sshtune speed` timing samples of `min_time` CPU seconds, with the arguments of `line`.
+fn speed(min_time: &str, line: &str) -> Command {
+    let mut c = sshtune_with(line);
+    c.args(["--min-time", min_time]);
     c
 }
 
@@ -18,15 +18,8 @@ fn json_report_has_one_row_per_subject_and_backend() {
     let _lock = support::shared();
     let out = ok(&output(&mut speed(
         "0.05",
-        &[
-            "--format",
-            "json",
-            "--ciphers",
-            "aes128-ctr,chacha20-poly1305@openssh.com",
-            "--macs",
-            "hmac-sha2-256",
-            "--quiet",
-        ],
+        "speed --format json --ciphers aes128-ctr,chacha20-poly1305@openssh.com \
+         --macs hmac-sha2-256 --quiet",
     )));
     let v: Value = serde_json::from_str(&out).expect("stdout is JSON");
     assert_eq!(v["schema"], "sshtune.speed/1");
@@ -89,24 +82,15 @@ fn csv_to_a_file_with_one_backend() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("speed.csv");
-    ok(&output(&mut speed(
-        "0.02",
-        &[
-            "--rows",
-            "cipher",
-            "--ciphers",
-            "arcfour256",
-            "--crypto",
-            "rust",
-            "--no-reference",
-            "--format",
-            "csv",
-            "--output",
-            path.to_str().unwrap(),
-            "-q",
-        ],
-    )));
-    let text = std::fs::read_to_string(&path).unwrap();
+    ok(&output(
+        speed(
+            "0.02",
+            "speed --rows cipher --ciphers arcfour256 --crypto rust --no-reference --format csv -q",
+        )
+        .arg("--output")
+        .arg(&path),
+    ));
+    let text = support::read_text(&path);
     let lines: Vec<&str> = text.lines().collect();
     assert!(lines[0].starts_with("kind,cipher,mac,grade,backend"));
     assert_eq!(lines.len(), 2, "{text}");
@@ -132,15 +116,7 @@ fn without_openssl_the_report_says_so() {
     let text = ok(&output(
         speed(
             "0.02",
-            &[
-                "--rows",
-                "cipher",
-                "--ciphers",
-                "aes128-ctr",
-                "--crypto",
-                "openssl",
-                "-q",
-            ],
+            "speed --rows cipher --ciphers aes128-ctr --crypto openssl -q",
         )
         .env("PATH", empty.path()),
     ));
@@ -153,16 +129,7 @@ fn markdown_rows_for_a_mac() {
     let _lock = support::shared();
     let out = ok(&output(&mut speed(
         "0.02",
-        &[
-            "--rows",
-            "mac",
-            "--macs",
-            "umac-64@openssh.com",
-            "--no-reference",
-            "--format",
-            "markdown",
-            "-q",
-        ],
+        "speed --rows mac --macs umac-64@openssh.com --no-reference --format markdown -q",
     )));
     let text = support::squeeze(&out);
     let lines: Vec<&str> = text.lines().collect();

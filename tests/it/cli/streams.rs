@@ -6,7 +6,7 @@ use crate::support;
 
 use sshtune::embedded::EmbeddedSshd;
 use std::process::Command;
-use support::{output, sshtune, stderr, stdout};
+use support::{output, sshtune, sshtune_with, stderr, stdout};
 
 /// One OpenSSH upload row of aes128-ctr, 2 MiB per transfer, one sample, no ceiling.
 fn quick(server: &EmbeddedSshd, streams: &str) -> Command {
@@ -157,14 +157,9 @@ fn streams_auto_takes_the_servers_online_cores() {
 #[test]
 fn streams_refuse_the_native_engine_and_bad_counts_with_the_usage_status() {
     let _lock = support::shared();
-    let o = output(sshtune().args([
-        "bench",
-        "--engine",
-        "native",
-        "--streams",
-        "2",
-        "--no-ceiling",
-    ]));
+    let o = output(&mut sshtune_with(
+        "bench --engine native --streams 2 --no-ceiling",
+    ));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert_eq!(

@@ -2,27 +2,18 @@
 
 use crate::support;
 
-use support::{output, sshtune, stderr};
+use support::{output, sshtune, sshtune_with, stderr};
 
 #[test]
 fn native_engine_embedded_rows_include_legacy() {
     let _lock = support::shared();
-    let o = output(sshtune().args([
-        "bench",
-        "--engine",
-        "native",
-        "--size",
-        "2M",
-        "--repeat",
-        "2",
-        "--warmup",
-        "0",
-        "--ciphers",
-        "aes128-gcm@openssh.com,aes128-ctr,arcfour256,blowfish-cbc",
-        "--format",
-        "json",
-        "--quiet",
-    ]));
+    let o = output(
+        sshtune_with("bench --engine native --size 2M --repeat 2 --warmup 0 --format json --quiet")
+            .args([
+                "--ciphers",
+                "aes128-gcm@openssh.com,aes128-ctr,arcfour256,blowfish-cbc",
+            ]),
+    );
     let v = support::ok_json(&o);
     let rows = v["results"].as_array().unwrap();
     assert_eq!(rows.len(), 8);

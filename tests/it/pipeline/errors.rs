@@ -102,33 +102,26 @@ fn missing_destination_is_named() {
     assert!(err.contains("does not exist"), "{err}");
 }
 
+/// A destination on a read-only tmpfs, and one on a tmpfs too small for the run: each refused
+/// in one line before anything is written.
 #[test]
-fn read_only_destination_is_refused() {
-    let Some(_lock) = support::shared_as_root("mounting a read-only tmpfs needs root") else {
-        return;
-    };
-    let w = work();
-    let _m = Tmpfs::mount(&w.dest, "ro,size=1m");
-    let err = fails(&w, &w.dest, &["--size", "1M"]);
-    assert!(
-        err.contains("not writable") && err.contains("Read-only"),
-        "{err}"
-    );
-}
-
-#[test]
-fn full_destination_is_detected_before_writing() {
+fn read_only_and_full_destinations_are_refused_before_writing() {
     let Some(_lock) = support::shared_as_root("mounting a tmpfs needs root") else {
         return;
     };
-    let w = work();
-    let _m = Tmpfs::mount(&w.dest, "size=1m");
-    let err = fails(&w, &w.dest, &["--size", "8M"]);
-    assert!(err.contains("full"), "{err}");
-    assert!(
-        files(&w.dest).is_empty(),
-        "the run directory was not removed"
-    );
+    for (mount, size, says) in [
+        ("ro,size=1m", "1M", &["not writable", "Read-only"][..]),
+        ("size=1m", "8M", &["full"][..]),
+    ] {
+        let w = work();
+        let _m = Tmpfs::mount(&w.dest, mount);
+        let err = fails(&w, &w.dest, &["--size", size]);
+        assert!(says.iter().all(|s| err.contains(s)), "{mount}: {err}");
+        assert!(
+            files(&w.dest).is_empty(),
+            "{mount}: the run directory was not removed"
+        );
+    }
 }
 
 #[test]
