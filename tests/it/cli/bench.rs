@@ -6,6 +6,7 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use sshtune::embedded::EmbeddedSshd;
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use support::{output, sshtune, sshtune_with, stderr, stdout};
@@ -32,6 +33,11 @@ fn one_upload(server: &EmbeddedSshd, ciphers: &str) -> Command {
     let mut cmd = upload_row(server, ciphers);
     cmd.arg("--no-ceiling");
     cmd
+}
+
+/// `bench` run for one sample of `size` a row, the report as JSON on stdout.
+fn one_json_sample(bench: &mut Command, size: &str) -> Output {
+    output(bench.args(["--size", size, "--repeat", "1", "--format", "json", "-q"]))
 }
 
 /// `sshtune bench ARGS -F /dev/null no-such-host.invalid`: a host that cannot be resolved, so
@@ -65,6 +71,13 @@ fn refused_output(o: &Output, expect: &str) {
     let status = o.status.code();
     assert_eq!(status, Some(sshtune::exit::OUTPUT.into()), "{}", stderr(o));
     one_line_error(o, expect);
+}
+
+/// A fresh key pair, `NAME` and `NAME.pub`, in a folder of its own (removed when dropped).
+fn new_key(name: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let key = support::keygen(&dir.path().join(name));
+    (dir, key)
 }
 
 fn one_line_error(o: &Output, expect: &str) {
@@ -137,12 +150,7 @@ fn embedded_default_measures_every_cipher_both_ways_with_cpu() {
             let server = row["server_cpu_pct"].as_f64().expect("server CPU measured");
             // CPU time comes in 10 ms ticks, read at each end of a sample: a short transfer may
             // honestly read 0, or up to two ticks a sample more than its wall time.
-            let wall: f64 = row["sample_seconds"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|s| s.as_f64().unwrap())
-                .sum();
+            let wall: f64 = support::numbers(&row["sample_seconds"]).iter().sum();
             let most = 110.0 + 100.0 * 0.02 * samples.len() as f64 / wall;
             assert!(
                 (0.0..=most).contains(&client),
@@ -259,8 +267,7 @@ fn unreachable_and_unknown_hosts_fail_in_one_line() {
 fn refused_authentication_fails_in_one_line() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let stranger = support::keygen(&dir.path().join("stranger"));
+    let (_dir, stranger) = new_key("stranger");
     let o = bench_edited(&server, |before, _| {
         (before == "-i").then(|| stranger.display().to_string())
     });
@@ -271,9 +278,8 @@ fn refused_authentication_fails_in_one_line() {
 fn a_changed_host_key_is_refused_not_ignored() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let other = support::keygen(&dir.path().join("other"));
-    let pubkey = std::fs::read_to_string(other.with_extension("pub")).unwrap();
+    let (dir, other) = new_key("other");
+    let pubkey = support::read_text(&other.with_extension("pub"));
     let key: Vec<&str> = pubkey.split_whitespace().take(2).collect();
     let kh = dir.path().join("known_hosts");
     std::fs::write(
@@ -461,10 +467,7 @@ fn exit_statuses_tell_a_failed_run_from_a_wrong_command_line() {
 fn no_ceiling_measures_none_and_says_so() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").expect("sshd starts");
-    let o = output(
-        one_upload(&server, "aes128-ctr")
-            .args(["--size", "8M", "--repeat", "1", "--format", "json", "-q"]),
-    );
+    let o = one_json_sample(&mut one_upload(&server, "aes128-ctr"), "8M");
     let v = support::ok_json(&o);
     assert!(v["ceiling"].is_null(), "{}", v["ceiling"]);
     let warnings = v["warnings"].to_string();
@@ -510,10 +513,9 @@ fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
         ("940Mbit".to_string(), 940e6 / 8.0 / 1048576.0, "10^6 bit/s"),
         ("110MiB".to_string(), 110.0, "2^20 bytes/s"),
     ] {
-        let o = output(
-            upload_row(&server, "aes128-ctr")
-                .args(["--ceiling", &ceiling])
-                .args("--size 1M --repeat 1 --format json -q".split(' ')),
+        let o = one_json_sample(
+            upload_row(&server, "aes128-ctr").args(["--ceiling", &ceiling]),
+            "1M",
         );
         assert!(o.status.success(), "{ceiling}: {}", stderr(&o));
         let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -603,15 +605,10 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
         assert!(pooled >= 0.45, "{r}");
         // Every row's first round is visit 0, and every row is visited again midway: its
         // samples come from two visits at least.
-        let visits: Vec<u64> = r["sample_visits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_u64().unwrap())
-            .collect();
+        let visits = support::numbers(&r["sample_visits"]);
         assert_eq!(visits.len(), n, "{r}");
-        assert_eq!(visits[0], 0, "{r}");
-        assert!(visits.iter().any(|&v| v > 0), "{r}");
+        assert_eq!(visits[0], 0.0, "{r}");
+        assert!(visits.iter().any(|&v| v > 0.0), "{r}");
         assert!(r["median_mib_s"].as_f64().is_some() && r["min_mib_s"].as_f64().is_some());
         match r["stopped"].as_str() {
             None => assert_eq!(n, 5, "only a row sampled in full says nothing: {r}"),
@@ -625,12 +622,7 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
     // Its place is decided as soon as its own samples agree, or ordered by its median after
     // three visits; a disturbance on a busy machine can keep it open longer, but then only while its
     // spread says so.
-    let rates: Vec<f64> = slow["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect();
+    let rates = support::numbers(&slow["samples"]);
     let spread = sshtune::bench::stats::relative_spread(&rates).unwrap();
     if slow["stopped"] == "decided" || slow["stopped"] == "ordered" {
         // Two first-round samples, one midway, and a third visit when those two disagree.
@@ -740,9 +732,9 @@ fn grades_are_coloured_only_on_a_terminal_without_no_color() {
 fn dash_v_shows_ssh_debug_output_and_the_run_still_reads_its_errors() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("Ciphers aes128-ctr\n").expect("sshd starts");
-    let o = output(
-        one_upload(&server, "aes128-ctr,aes256-ctr")
-            .args("--size 4M --repeat 1 --thorough --format json -q -v".split(' ')),
+    let o = one_json_sample(
+        one_upload(&server, "aes128-ctr,aes256-ctr").args(["--thorough", "-v"]),
+        "4M",
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("debug1: "), "{}", stderr(&o));

@@ -252,36 +252,31 @@ fn several_outputs_are_written_and_a_bad_one_fails_before_anything_runs() {
     let _lock = support::shared();
     let dir = tempfile::tempdir().unwrap();
     let p = |n: &str| dir.path().join(n);
+    // Outputs named relative to the working directory, as typed in a shell.
     let o = output(
         quick_storage()
-            .arg("--export-html")
-            .arg(p("missing/storage.html"))
-            .arg("--output")
-            .arg(p("storage.json")),
+            .args([
+                "--export-html",
+                "missing/storage.html",
+                "--output",
+                "storage.json",
+            ])
+            .current_dir(dir.path()),
     );
-    assert_eq!(
-        o.status.code(),
-        Some(sshtune::exit::OUTPUT as i32),
-        "{}",
-        stderr(&o)
-    );
+    let status = o.status.code();
+    assert_eq!(status, Some(sshtune::exit::OUTPUT.into()), "{}", stderr(&o));
     assert!(stdout(&o).is_empty());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     let o = output(
         quick_storage()
-            .arg("--output")
-            .arg(p("storage.json"))
-            .arg("--output")
-            .arg(p("storage.md")),
+            .args(["--output", "storage.json", "--output", "storage.md"])
+            .current_dir(dir.path()),
     );
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("Capabilities:"), "{}", stdout(&o));
-    let v: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(p("storage.json")).unwrap()).unwrap();
+    let v = support::read_json(&p("storage.json"));
     assert_eq!(v["schema"], "sshtune.storage/1");
-    assert!(std::fs::read_to_string(p("storage.md"))
-        .unwrap()
-        .contains("Capabilities"));
+    assert!(support::read_text(&p("storage.md")).contains("Capabilities"));
 }
 
 #[test]

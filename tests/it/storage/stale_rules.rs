@@ -50,8 +50,10 @@ fn cases() -> Vec<Case> {
         plant,
         removed,
     };
+    // The usual name: `sshtune-storage-PID-TAIL`.
+    let n = |pid: u32, tail: &str| format!("sshtune-storage-{pid}-{tail}");
     vec![
-        c(format!("sshtune-storage-{dead}-tok"), Plant::Dir, true),
+        c(n(dead, "tok"), Plant::Dir, true),
         c(format!("sshtune-storage-{dead}"), Plant::Dir, true),
         c(format!("sshtune-storage-0{dead}-tok"), Plant::Dir, true),
         c(
@@ -59,54 +61,22 @@ fn cases() -> Vec<Case> {
             Plant::Dir,
             true,
         ),
-        c(format!("sshtune-storage-{alive}-tok"), Plant::Dir, false),
+        c(n(alive, "tok"), Plant::Dir, false),
         c("sshtune-storage-abc-tok".into(), Plant::Dir, false),
         c(format!("sshtune-storage--{dead}"), Plant::Dir, false),
         c(format!("sshtune-storage-+{dead}-tok"), Plant::Dir, false),
         c(format!("sshtune-storage-{dead}x-tok"), Plant::Dir, false),
         c(format!("sshtune-storagex{dead}-tok"), Plant::Dir, false),
-        c(format!("sshtune-storage-{dead}-file"), Plant::File, false),
-        c(format!("sshtune-storage-{dead}-link"), Plant::Link, true),
-        c(
-            format!("sshtune-storage-{dead}-a"),
-            Plant::Loop("luks.img", false),
-            true,
-        ),
-        c(
-            format!("sshtune-storage-{dead}-b"),
-            Plant::Loop("backing.img", false),
-            true,
-        ),
-        c(
-            format!("sshtune-storage-{dead}-c"),
-            Plant::Loop("luks.img", true),
-            true,
-        ),
-        c(
-            format!("sshtune-storage-{alive}-d"),
-            Plant::Loop("backing.img", false),
-            false,
-        ),
-        c(
-            format!("sshtune-storage-{dead}-m"),
-            Plant::Mounted(false),
-            true,
-        ),
-        c(
-            format!("sshtune-storage-{dead}-busy"),
-            Plant::Mounted(true),
-            false,
-        ),
-        c(
-            format!("sshtune-storage-{alive}-m"),
-            Plant::Mounted(false),
-            false,
-        ),
-        c(
-            format!("sshtune-storage-{dead}-mntlink"),
-            Plant::MntLink,
-            true,
-        ),
+        c(n(dead, "file"), Plant::File, false),
+        c(n(dead, "link"), Plant::Link, true),
+        c(n(dead, "a"), Plant::Loop("luks.img", false), true),
+        c(n(dead, "b"), Plant::Loop("backing.img", false), true),
+        c(n(dead, "c"), Plant::Loop("luks.img", true), true),
+        c(n(alive, "d"), Plant::Loop("backing.img", false), false),
+        c(n(dead, "m"), Plant::Mounted(false), true),
+        c(n(dead, "busy"), Plant::Mounted(true), false),
+        c(n(alive, "m"), Plant::Mounted(false), false),
+        c(n(dead, "mntlink"), Plant::MntLink, true),
     ]
 }
 

@@ -92,6 +92,15 @@ pub fn spread(row: &serde_json::Value) -> (f64, f64, f64) {
     (f("min_mib_s"), f("median_mib_s"), f("max_mib_s"))
 }
 
+/// A JSON array of numbers (a row's `samples`, `sample_seconds`); fails the test, showing
+/// it, when it is not one.
+pub fn numbers(v: &serde_json::Value) -> Vec<f64> {
+    let all = v
+        .as_array()
+        .and_then(|a| a.iter().map(|x| x.as_f64()).collect());
+    all.unwrap_or_else(|| panic!("not an array of numbers: {v}"))
+}
+
 /// A JSON gain's `(min, median, max)`; fails the test, showing it, when one is missing.
 pub fn gain(g: &serde_json::Value) -> (f64, f64, f64) {
     let f = |k: &str| g[k].as_f64().unwrap_or_else(|| panic!("no {k}: {g:#}"));
