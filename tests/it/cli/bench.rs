@@ -403,11 +403,7 @@ fn ctrl_c_stops_the_run_and_removes_the_embedded_server() {
 fn an_alias_from_an_ssh_config_file_is_resolved_like_ssh_does() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("").unwrap();
-    let opt = |key: &str| {
-        let o = &server.target.options;
-        let i = o.iter().position(|x| x == key).unwrap();
-        o[i + 1].clone()
-    };
+    let opt = |flag: &str| support::option_value(&server.target.options, flag);
     let known = server
         .target
         .options
@@ -478,13 +474,9 @@ fn no_ceiling_measures_none_and_says_so() {
         v["results"][0]
     );
     // The ssh arguments are in the report, for `sshtune config`.
-    let at = server
-        .target
-        .options
-        .iter()
-        .position(|o| o == "-p")
+    let port: u64 = support::option_value(&server.target.options, "-p")
+        .parse()
         .unwrap();
-    let port: u64 = server.target.options[at + 1].parse().unwrap();
     assert_eq!(v["ssh_args"]["port"], port, "{}", v["ssh_args"]);
     assert_eq!(v["ssh_args"]["ssh_config"], "/dev/null");
     assert!(v["ssh_args"]["options"]

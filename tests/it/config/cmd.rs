@@ -9,7 +9,7 @@ use super::scratch::Scratch;
 use sshd_config::{ConfigSet, Flavor, ListSpec};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use support::{fixture, ok, output, sshtune, stderr, stdout};
+use support::{assert_has, fixture, ok, output, sshtune, stderr, stdout};
 
 /// sshd run as root needs /run/sshd even for `-t`. Several sshtune processes run at once in
 /// this binary; creating it up front (it is openssh-server's own runtime directory) keeps one
@@ -46,10 +46,22 @@ fn ciphers_of(dropin: &str) -> Vec<String> {
     ListSpec::parse(&value).names().to_vec()
 }
 
-/// A main config like Debian's: host key, `extra_before`, then the drop-in directory
-/// `sshd_config.d`.
-fn debian_main(s: &Scratch, extra_before: &str) -> PathBuf {
-    s.main_config(extra_before, "sshd_config.d", "UsePAM no\n")
+/// A scratch sshd config like Debian's, and where sshtune's drop-in goes in it.
+struct Debian {
+    s: Scratch,
+    /// The main config: host key, the lines asked for, then the drop-in directory
+    /// `sshd_config.d`.
+    main: PathBuf,
+    /// `sshd_config.d/50-sshtune.conf`, not written yet.
+    dropin: PathBuf,
+}
+
+/// A [`Debian`] config with `extra_before` ahead of its drop-in directory.
+fn debian(extra_before: &str) -> Debian {
+    let s = Scratch::new();
+    let main = s.main_config(extra_before, "sshd_config.d", "UsePAM no\n");
+    let dropin = s.path("sshd_config.d/50-sshtune.conf");
+    Debian { s, main, dropin }
 }
 
 /// The path of the report fixture `tests/fixtures/config/NAME`, as an argument.
@@ -77,12 +89,17 @@ fn sshd_t_main(main: &Path) -> (bool, String) {
     (o.status.success(), stderr(&o).trim().to_string())
 }
 
+/// Fails the test, saying `what` and sshd's message, unless `sshd -t -f MAIN` passes.
+fn sshd_accepts(main: &Path, what: &str) {
+    let (passed, msg) = sshd_t_main(main);
+    assert!(passed, "{what}: {msg}");
+}
+
 /// `sshd -t` of a Debian-like config with `dropin` in its drop-in directory.
 fn sshd_t(dropin: &str) -> (bool, String) {
-    let s = Scratch::new();
-    let main = debian_main(&s, "");
-    std::fs::write(s.path("sshd_config.d/50-sshtune.conf"), dropin).unwrap();
-    sshd_t_main(&main)
+    let d = debian("");
+    std::fs::write(&d.dropin, dropin).unwrap();
+    sshd_t_main(&d.main)
 }
 
 #[test]
@@ -108,17 +125,11 @@ fn every_policy_passes_the_real_sshd_t() {
                 "compatible" => {
                     assert!(names.contains(&"aes128-cbc".to_string()));
                     assert!(!names.contains(&"3des-cbc".to_string()));
-                    assert!(
-                        dropin.contains("# aes128-cbc: WARNING: graded weak"),
-                        "{dropin}"
-                    );
+                    assert_has(&dropin, "# aes128-cbc: WARNING: graded weak");
                 }
                 _ => {
                     assert!(names.contains(&"3des-cbc".to_string()));
-                    assert!(
-                        dropin.contains("# 3des-cbc: RISK: graded broken"),
-                        "{dropin}"
-                    );
+                    assert_has(&dropin, "# 3des-cbc: RISK: graded broken");
                 }
             }
             if fx == "bench-legacy-ciphers.json" {
@@ -130,10 +141,7 @@ fn every_policy_passes_the_real_sshd_t() {
                     assert!(dropin.contains(&format!("#   {why}")), "{policy}: {dropin}");
                     assert!(err.contains(&format!("dropped {why}")), "{policy}: {err}");
                 }
-                assert!(
-                    err.contains("dropped seed-cbc@ssh.com: no successful measurement"),
-                    "{err}"
-                );
+                assert_has(&err, "dropped seed-cbc@ssh.com: no successful measurement");
             }
         }
     }
@@ -154,12 +162,12 @@ fn order_follows_the_chosen_direction() {
         ));
         let server = out.split("# =====").nth(1).unwrap();
         assert_eq!(ciphers_of(server)[0], first, "{dir}");
-        assert!(
-            out.contains(&format!("Host server.example\n    Ciphers ^{first}\n")),
-            "{out}"
+        assert_has(
+            &out,
+            &format!("Host server.example\n    Ciphers ^{first}\n"),
         );
         // The fixture's destination is bench@server.example: the user is kept.
-        assert!(out.contains(&format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no -l bench' SRC/ server.example:DEST/")), "{out}");
+        assert_has(&out, &format!("rsync -a --info=progress2 -e 'ssh -c {first} -o Compression=no -l bench' SRC/ server.example:DEST/"));
     }
     // Upload order, fastest first, as measured in the fixture.
     let dropin = ok(&config_from(fx, &["--direction", "upload", "--server"]));
@@ -177,9 +185,9 @@ fn order_follows_the_chosen_direction() {
     assert!(
         dropin.contains("# sshtune ") && dropin.contains("sshd Ciphers for bench@server.example")
     );
-    assert!(
-        dropin.contains("#   aes128-gcm@openssh.com         ok     400.0 (388.0-408.0, n=3)"),
-        "{dropin}"
+    assert_has(
+        &dropin,
+        "#   aes128-gcm@openssh.com         ok     400.0 (388.0-408.0, n=3)",
     );
 }
 
@@ -190,9 +198,9 @@ fn chacha20_carries_a_terrapin_note_unless_both_ends_do_strict_kex() {
         &report("bench-openssh-9.2.json"),
         &["--server"],
     ));
-    assert!(
-        weak.contains("# chacha20-poly1305@openssh.com: Terrapin (CVE-2023-48795)"),
-        "{weak}"
+    assert_has(
+        &weak,
+        "# chacha20-poly1305@openssh.com: Terrapin (CVE-2023-48795)",
     );
     let strict = ok(&config_from(
         &report("bench-openssh-9.6-strict.json"),
@@ -274,14 +282,11 @@ fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
     let o = config_from(fx.to_str().unwrap(), &["--server"]);
     let dropin = ok(&o);
     assert_eq!(ciphers_of(&dropin), want, "{dropin}");
-    assert!(
-        dropin.contains("# figures: the OpenSSH engine's (the real ssh and sshd) rows"),
-        "{dropin}"
+    assert_has(
+        &dropin,
+        "# figures: the OpenSSH engine's (the real ssh and sshd) rows",
     );
-    assert!(
-        dropin.contains("native-engine rows are not used"),
-        "{dropin}"
-    );
+    assert_has(&dropin, "native-engine rows are not used");
     assert!(stderr(&o).contains("figures: the OpenSSH engine's"));
     // The header table shows the OpenSSH figures, never a native one.
     for row in report["results"].as_array().unwrap() {
@@ -295,10 +300,7 @@ fn a_report_of_both_engines_is_ranked_by_the_openssh_rows() {
     }
     // The client block prefers the OpenSSH pair's fastest.
     let client = ok(&config_from(fx.to_str().unwrap(), &["--client"]));
-    assert!(
-        client.contains(&format!("    Ciphers ^{}\n", want[0])),
-        "{client}"
-    );
+    assert_has(&client, &format!("    Ciphers ^{}\n", want[0]));
 }
 
 #[test]
@@ -331,10 +333,7 @@ fn from_dash_reads_the_report_on_stdin() {
         "not a report is a command-line mistake"
     );
     let err = stderr(&o);
-    assert!(
-        err.contains("standard input is not a sshtune bench report"),
-        "{err}"
-    );
+    assert_has(&err, "standard input is not a sshtune bench report");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
@@ -357,18 +356,14 @@ fn the_bench_ssh_arguments_reach_the_rsync_line_and_host_block() {
         path.to_str().unwrap(),
         &["--direction", "upload"],
     ));
-    assert!(
-        out.contains(
-            "-o Compression=no -p 2222 -l admin -i ~/.ssh/nas_ed25519 -o ProxyJump=gw' SRC/ nas:DEST/"
-        ),
-        "{out}"
+    assert_has(
+        &out,
+        "-o Compression=no -p 2222 -l admin -i ~/.ssh/nas_ed25519 -o ProxyJump=gw' SRC/ nas:DEST/",
     );
-    assert!(
-        out.contains(
-            "Host nas\n    Ciphers ^aes128-gcm@openssh.com\n    Port 2222\n    User admin\n    \
-             IdentityFile ~/.ssh/nas_ed25519\n    ProxyJump gw\n"
-        ),
-        "{out}"
+    assert_has(
+        &out,
+        "Host nas\n    Ciphers ^aes128-gcm@openssh.com\n    Port 2222\n    User admin\n    \
+             IdentityFile ~/.ssh/nas_ed25519\n    ProxyJump gw\n",
     );
 }
 
@@ -459,7 +454,7 @@ fn several_runs_of_one_host_are_pooled() {
     let o = args(&b);
     assert!(!o.status.success());
     let err = stderr(&o);
-    assert!(err.contains("different hosts"), "{err}");
+    assert_has(&err, "different hosts");
     assert_eq!(err.trim().lines().count(), 2, "pooled line + cause: {err}");
 }
 
@@ -475,9 +470,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 #[test]
 fn apply_backs_up_writes_and_passes_sshd_t() {
     let _lock = support::shared();
-    let s = Scratch::new();
-    let main = debian_main(&s, "");
-    let dropin = s.path("sshd_config.d/50-sshtune.conf");
+    let Debian { s, main, dropin } = debian("");
     std::fs::write(&dropin, "# older settings\nCiphers aes256-ctr\n").unwrap();
     let o = apply("bench-legacy-ciphers.json", &dropin, &main, &["--quiet"]);
     ok(&o);
@@ -498,16 +491,13 @@ fn apply_backs_up_writes_and_passes_sshd_t() {
         std::fs::read_to_string(s.path("sshd_config.d").join(backup)).unwrap(),
         "# older settings\nCiphers aes256-ctr\n"
     );
-    let (passed, msg) = sshd_t_main(&main);
-    assert!(passed, "{msg}");
+    sshd_accepts(&main, "after the apply");
 }
 
 #[test]
 fn apply_rolls_back_when_sshd_rejects_the_result() {
     let _lock = support::shared();
-    let s = Scratch::new();
-    let main = debian_main(&s, "");
-    let dropin = s.path("sshd_config.d/50-sshtune.conf");
+    let Debian { s, main, dropin } = debian("");
     let old = "Ciphers aes256-ctr # keep me\n";
     std::fs::write(&dropin, old).unwrap();
     // Results claimed for an OpenSSH 7.4 target yield arcfour & co, which this 9.2 sshd refuses.
@@ -529,15 +519,13 @@ fn apply_rolls_back_when_sshd_rejects_the_result() {
     let o = legacy(&fresh);
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     assert!(!fresh.exists());
-    let (passed, msg) = sshd_t_main(&main);
-    assert!(passed, "the config is left as sshd accepted it: {msg}");
+    sshd_accepts(&main, "the config is left as sshd accepted it");
 }
 
 #[test]
 fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
     let _lock = support::shared();
-    let s = Scratch::new();
-    let main = debian_main(&s, "");
+    let Debian { s, main, dropin } = debian("");
     let stray = s.path("stray.conf");
     let o = apply("bench-openssh-9.2.json", &stray, &main, &[]);
     assert!(!o.status.success());
@@ -550,7 +538,6 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
         format!("HostKey {}\nCiphers arcfour\n", s.key.display()),
     )
     .unwrap();
-    let dropin = s.path("sshd_config.d/50-sshtune.conf");
     let o = apply("bench-openssh-9.2.json", &dropin, &broken, &[]);
     assert!(!o.status.success());
     assert!(
@@ -564,9 +551,11 @@ fn apply_refuses_a_file_sshd_would_not_read_or_a_config_already_broken() {
 #[test]
 fn apply_explains_when_an_earlier_line_decides_ciphers() {
     let _lock = support::shared();
-    let s = Scratch::new();
-    let main = debian_main(&s, "Ciphers aes256-ctr\n");
-    let dropin = s.path("sshd_config.d/50-sshtune.conf");
+    let Debian {
+        s: _scratch,
+        main,
+        dropin,
+    } = debian("Ciphers aes256-ctr\n");
     let o = apply("bench-openssh-9.2.json", &dropin, &main, &[]);
     ok(&o);
     let err = stderr(&o);
@@ -601,22 +590,16 @@ fn live_host_runs_the_bench_first() {
     let o = output(sshtune().args(&args));
     let out = ok(&o);
     assert!(stderr(&o).contains("check: PASS"), "{}", stderr(&o));
-    assert!(out.contains("Host loop\n    Ciphers ^aes128-"), "{out}");
+    assert_has(&out, "Host loop\n    Ciphers ^aes128-");
     // The port the bench reached the server on is kept (recorded in the report, then emitted).
-    let at = server
-        .target
-        .options
-        .iter()
-        .position(|o| o == "-p")
-        .unwrap();
-    let port = &server.target.options[at + 1];
-    assert!(out.contains(&format!("    Port {port}\n")), "{out}");
-    assert!(out.contains(&format!(" -p {port} ")), "{out}");
+    let port = support::option_value(&server.target.options, "-p");
+    assert_has(&out, &format!("    Port {port}\n"));
+    assert_has(&out, &format!(" -p {port} "));
     let server_part = out.split("# =====").nth(1).unwrap();
     let mut names = ciphers_of(server_part);
     names.sort();
     assert_eq!(names, ["aes128-ctr", "aes128-gcm@openssh.com"]);
-    assert!(server_part.contains("n=3"), "{server_part}");
+    assert_has(&server_part, "n=3");
 }
 
 #[test]

@@ -68,6 +68,12 @@ pub fn ok(o: &Output) -> String {
     stdout(o)
 }
 
+/// Fails the test, showing `text`, unless `part` is in it.
+#[track_caller]
+pub fn assert_has(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
 /// The stdout of a command that must have succeeded, read as JSON.
 pub fn ok_json(o: &Output) -> serde_json::Value {
     serde_json::from_str(&ok(o)).expect("stdout is JSON")
@@ -200,6 +206,14 @@ pub fn keygen_with(path: &Path, args: &[&str]) -> PathBuf {
         path.display()
     );
     path.to_path_buf()
+}
+
+/// The value that follows `flag` (`-p`, `-i`, `-l`) in ssh options; fails the test when the
+/// flag is not there.
+pub fn option_value<'a>(options: &'a [String], flag: &str) -> &'a str {
+    let at = options.iter().position(|o| o == flag);
+    let at = at.unwrap_or_else(|| panic!("no {flag} in {options:?}"));
+    &options[at + 1]
 }
 
 /// A loopback port nobody listens on now (bound, read, released): a connect to it is refused.
