@@ -258,12 +258,13 @@ fn probe_reports_refused_connections_and_unknown_hosts() {
 fn a_saved_probe_is_rendered_again_in_every_format_and_not_compared() {
     let _lock = support::shared();
     let server = EmbeddedSshd::start("Ciphers aes128-ctr,chacha20-poly1305@openssh.com\n").unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let saved = dir.path().join("probe.json");
+    let saved = tempfile::Builder::new().suffix(".json").tempfile().unwrap();
+    let saved = saved.path();
     let o = output(
         sshtune()
             .args(["probe", "127.0.0.1", "-p", &server.port.to_string()])
-            .args(["--output".as_ref(), saved.as_os_str()]),
+            .arg("--output")
+            .arg(saved),
     );
     let live = support::ok(&o);
     assert!(live.contains("chacha20-poly1305@openssh.com"), "{live}");
@@ -271,7 +272,7 @@ fn a_saved_probe_is_rendered_again_in_every_format_and_not_compared() {
         let o = output(
             sshtune()
                 .arg("report")
-                .arg(&saved)
+                .arg(saved)
                 .args(["--format", format]),
         );
         assert!(o.status.success(), "{format}: {}", stderr(&o));
@@ -283,13 +284,12 @@ fn a_saved_probe_is_rendered_again_in_every_format_and_not_compared() {
         "the saved probe reads as the live one"
     );
     let again: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
-    let first: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let first = support::read_json(saved);
     assert_eq!(again, first, "JSON survives a round trip unchanged");
     assert!(report("csv").contains("cipher,aes128-ctr,ok,"));
     assert!(report("markdown").contains("| `aes128-ctr` | ok |"));
     assert!(report("html").contains("<td>chacha20-poly1305@openssh.com</td>"));
-    let o = output(sshtune().arg("report").arg(&saved).arg(&saved));
+    let o = output(sshtune().arg("report").arg(saved).arg(saved));
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("not compared"), "{}", stderr(&o));
 }

@@ -111,108 +111,92 @@ fn load(page: &Path, png: &Path) -> Rendered {
     r
 }
 
-/// The page of the example report of `kind`, rendered in headless Chromium, and the report's
-/// JSON; None where no browser runs (`browser`).
-fn example_page(kind: &str) -> Option<(Rendered, Value)> {
+/// Runs `check` on the page of the example report of `kind`, rendered in headless Chromium,
+/// and on the report's JSON; returns without where no browser runs (`browser`).
+fn on_example_page(kind: &str, check: impl FnOnce(&Rendered, &Value)) {
+    let _lock = support::shared();
     if !browser() {
-        return None;
+        return;
     }
     let dir = tempfile::tempdir().unwrap();
     let file = format!("{kind}.json");
     let page = html_of(&[&file], dir.path(), kind);
     let r = render(&page, &dir.path().join(format!("{kind}.png")));
-    Some((r, json(&file)))
+    check(&r, &json(&file));
 }
 
 fn count(dom: &str, attr: &str) -> usize {
     dom.matches(&format!(" {attr}=\"")).count()
 }
 
+/// How many of a report's `rows` `keep` picks.
+fn how_many(rows: &Value, keep: impl Fn(&Value) -> bool) -> usize {
+    rows.as_array().unwrap().iter().filter(|r| keep(r)).count()
+}
+
 /// How many of a report's `rows` have a median: one bar each on the page.
 fn measured(rows: &Value) -> usize {
-    rows.as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["median_mib_s"].is_number())
-        .count()
+    how_many(rows, |r| r["median_mib_s"].is_number())
 }
 
 #[test]
 fn bench_page_has_a_bar_per_measured_row_and_the_ceiling() {
-    let _lock = support::shared();
-    let Some((r, v)) = example_page("bench") else {
-        return;
-    };
-    let measured = measured(&v["results"]);
-    assert!(measured > 0);
-    assert_eq!(
-        count(&r.dom, "data-row"),
-        measured,
-        "one bar per result row"
-    );
-    // Client and server CPU per measured row.
-    assert_eq!(count(&r.dom, "data-cpu"), 2 * measured);
-    // The raw-TCP ceiling, one line per chart (engine × direction).
-    if v["ceiling"].is_object() {
-        assert!(r.dom.contains("data-line=\"raw TCP\""));
-    }
-    for what in ["warm-up", "samples", "MiB"] {
-        assert!(r.dom.contains(what), "the page says how: {what}");
-    }
+    on_example_page("bench", |r, v| {
+        let measured = measured(&v["results"]);
+        assert!(measured > 0);
+        assert_eq!(
+            count(&r.dom, "data-row"),
+            measured,
+            "one bar per result row"
+        );
+        // Client and server CPU per measured row.
+        assert_eq!(count(&r.dom, "data-cpu"), 2 * measured);
+        // The raw-TCP ceiling, one line per chart (engine × direction).
+        if v["ceiling"].is_object() {
+            assert!(r.dom.contains("data-line=\"raw TCP\""));
+        }
+        for what in ["warm-up", "samples", "MiB"] {
+            assert!(r.dom.contains(what), "the page says how: {what}");
+        }
+    });
 }
 
 #[test]
 fn speed_page_has_a_bar_per_row_and_the_openssl_reference_beside_it() {
-    let _lock = support::shared();
-    let Some((r, v)) = example_page("speed") else {
-        return;
-    };
-    let measured = measured(&v["rows"]);
-    let referenced = v["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["reference"].is_object())
-        .count();
-    assert_eq!(count(&r.dom, "data-row"), measured);
-    assert_eq!(count(&r.dom, "data-ref"), referenced);
-    assert!(referenced > 0, "the example has openssl references");
+    on_example_page("speed", |r, v| {
+        let measured = measured(&v["rows"]);
+        let referenced = how_many(&v["rows"], |r| r["reference"].is_object());
+        assert_eq!(count(&r.dom, "data-row"), measured);
+        assert_eq!(count(&r.dom, "data-ref"), referenced);
+        assert!(referenced > 0, "the example has openssl references");
+    });
 }
 
 #[test]
 fn storage_page_is_a_heat_map_with_a_cell_per_figure() {
-    let _lock = support::shared();
-    let Some((r, v)) = example_page("storage") else {
-        return;
-    };
-    let m = &v["matrix"];
-    let cells = m["cells"].as_array().unwrap().len() * m["tests"].as_array().unwrap().len();
-    assert!(cells > 0);
-    assert_eq!(
-        count(&r.dom, "data-row"),
-        cells,
-        "one heat-map cell per cell × test"
-    );
-    assert!(r.dom.contains("% of baseline"));
+    on_example_page("storage", |r, v| {
+        let m = &v["matrix"];
+        let cells = m["cells"].as_array().unwrap().len() * m["tests"].as_array().unwrap().len();
+        assert!(cells > 0);
+        assert_eq!(
+            count(&r.dom, "data-row"),
+            cells,
+            "one heat-map cell per cell × test"
+        );
+        assert!(r.dom.contains("% of baseline"));
+    });
 }
 
 #[test]
 fn pipeline_page_has_a_bar_and_a_cpu_stack_per_row() {
-    let _lock = support::shared();
-    let Some((r, v)) = example_page("pipeline") else {
-        return;
-    };
-    let measured = measured(&v["rows"]);
-    assert_eq!(count(&r.dom, "data-row"), measured);
-    assert_eq!(count(&r.dom, "data-cpu"), measured);
-    // The stage ceilings as lines.
-    let ceilings = v["ceilings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["median_mib_s"].is_number())
-        .count();
-    assert_eq!(count(&r.dom, "data-line"), ceilings);
+    on_example_page("pipeline", |r, v| {
+        let measured = measured(&v["rows"]);
+        assert_eq!(count(&r.dom, "data-row"), measured);
+        assert_eq!(count(&r.dom, "data-cpu"), measured);
+        // The stage ceilings (those with a median) as lines.
+        let ceilings = how_many(&v["ceilings"], |c| c["median_mib_s"].is_number());
+        assert_eq!(count(&r.dom, "data-line"), ceilings);
+    });
 }
 
 #[test]
@@ -322,7 +306,7 @@ fn unknown_or_newer_schemas_and_mixed_kinds_are_usage_errors() {
         example("speed.json").to_str().unwrap(),
     ]));
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("only reports of one kind compare"));
+    support::assert_has(&support::stderr(&out), "only reports of one kind compare");
 }
 
 /// Bench reports of different hosts and a failed host's record make the fleet table: one line
