@@ -4,7 +4,7 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use support::pipeline::{control_masters, files, kill_sshd_and_sessions, leftovers};
+use support::pipeline::{assert_no_leftovers, control_masters, files, kill_sshd_and_sessions};
 use support::{output, sshtune, stderr};
 
 struct Work {
@@ -37,11 +37,7 @@ fn fails(w: &Work, dest: &Path, extra: &[&str]) -> String {
     let err = stderr(&o);
     assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
     assert!(err.starts_with("sshtune: "), "{err}");
-    assert!(
-        leftovers(&w.tmp).is_empty(),
-        "temp files left: {:?}",
-        leftovers(&w.tmp)
-    );
+    assert_no_leftovers(&w.tmp);
     err
 }
 
@@ -73,27 +69,6 @@ fn stopped_mid_run(
     (child.wait().unwrap(), rest)
 }
 
-/// A tmpfs mounted for one test, unmounted when dropped.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, opts: &str) -> Self {
-        let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", opts, "tmpfs"])
-            .arg(at)
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount tmpfs failed");
-        Tmpfs(at.to_path_buf())
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
-
 #[test]
 fn missing_destination_is_named() {
     let _lock = support::shared();
@@ -114,7 +89,7 @@ fn read_only_and_full_destinations_are_refused_before_writing() {
         ("size=1m", "8M", &["full"][..]),
     ] {
         let w = work();
-        let _m = Tmpfs::mount(&w.dest, mount);
+        let _m = support::procs::mount_tmpfs(&w.dest, mount);
         let err = fails(&w, &w.dest, &["--size", size]);
         assert!(says.iter().all(|s| err.contains(s)), "{mount}: {err}");
         assert!(
@@ -157,11 +132,7 @@ fn connection_dropped_mid_run_is_one_line_and_local_files_go() {
         last.contains("connection") || last.contains("lost"),
         "{last}"
     );
-    assert!(
-        leftovers(&w.tmp).is_empty(),
-        "temp files left: {:?}",
-        leftovers(&w.tmp)
-    );
+    assert_no_leftovers(&w.tmp);
     drop(server);
 }
 
@@ -256,9 +227,5 @@ fn ctrl_c_mid_run_removes_the_run_directory_through_the_embedded_server() {
     assert!(files(&w.dest).is_empty(), "left: {:?}", files(&w.dest));
     // The control master (socket under the run's TMPDIR) went with the clean-up it carried.
     assert_eq!(control_masters(&w.tmp), Vec::<String>::new());
-    assert!(
-        leftovers(&w.tmp).is_empty(),
-        "temp files left: {:?}",
-        leftovers(&w.tmp)
-    );
+    assert_no_leftovers(&w.tmp);
 }

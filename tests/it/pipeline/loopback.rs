@@ -6,7 +6,7 @@ use crate::support;
 use serde_json::Value;
 use std::path::Path;
 use support::pipeline::{
-    assert_same_tree, command, cpu_pct, dirs, files, leftovers, remote_dir, ONE_CELL,
+    assert_no_leftovers, assert_same_tree, command, cpu_pct, dirs, files, remote_dir, ONE_CELL,
 };
 use support::{output, sshtune, stderr, stdout};
 
@@ -102,11 +102,7 @@ fn rsync_over_embedded_sshd_copies_exactly_and_reports_where_the_cpu_goes() {
     let run_dir = Path::new(r["remote_dir"].as_str().unwrap());
     assert!(run_dir.starts_with(dest));
     assert_same_tree(src, &run_dir.join("data"));
-    assert!(
-        leftovers(tmp).is_empty(),
-        "temp files left: {:?}",
-        leftovers(tmp)
-    );
+    assert_no_leftovers(tmp);
 }
 
 #[test]
@@ -130,11 +126,7 @@ fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
             "{format}: {text}"
         );
         assert_eq!(files(dest), [Path::new("unrelated.txt")]);
-        assert!(
-            leftovers(tmp).is_empty(),
-            "temp files left: {:?}",
-            leftovers(tmp)
-        );
+        assert_no_leftovers(tmp);
     }
 }
 
@@ -235,5 +227,5 @@ fn no_master_and_nothing_left(tmp: &std::path::Path) {
         support::pipeline::control_masters(tmp),
         Vec::<String>::new()
     );
-    assert!(leftovers(tmp).is_empty(), "{:?}", leftovers(tmp));
+    assert_no_leftovers(tmp);
 }

@@ -422,13 +422,7 @@ fn destination_filling_up_during_pipeline_is_named_and_scratch_removed() {
     let (dest, tmp) = (dir.path().join("dest"), dir.path().join("tmp"));
     std::fs::create_dir(&dest).unwrap();
     std::fs::create_dir(&tmp).unwrap();
-    let st = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=64m", "tmpfs"])
-        .arg(&dest)
-        .status()
-        .unwrap();
-    assert!(st.success(), "mount tmpfs");
-    let _unmount = procs::Unmount(dest.clone());
+    let _unmount = procs::mount_tmpfs(&dest, "size=64m");
     let child = pipeline::command(sshtune(), &tmp, &dest)
         .args(pipeline::ONE_CELL)
         .args(["--size", "16M", "--repeat", "3", "-q"])
@@ -448,11 +442,7 @@ fn destination_filling_up_during_pipeline_is_named_and_scratch_removed() {
     assert_eq!(err.trim().lines().count(), 1, "not one line: {err}");
     assert!(err.contains("no space left on the destination"), "{err}");
     assert_eq!(support::pipeline::leftovers(&dest), ["filler"]);
-    assert!(
-        support::pipeline::leftovers(&tmp).is_empty(),
-        "{:?}",
-        support::pipeline::leftovers(&tmp)
-    );
+    support::pipeline::assert_no_leftovers(&tmp);
 }
 
 /// Ctrl-C (SIGINT) to `bench HOST` while its raw-TCP ceiling receiver listens on the server

@@ -121,6 +121,13 @@ pub fn leftovers(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Fails the test, naming them, when a run left anything in its private TMPDIR `tmp`.
+#[track_caller]
+pub fn assert_no_leftovers(tmp: &Path) {
+    let left = leftovers(tmp);
+    assert!(left.is_empty(), "temp files left: {left:?}");
+}
+
 fn ppid_of(pid: u32) -> Option<u32> {
     let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];

@@ -120,6 +120,18 @@ pub fn listening_in(ns: &str) -> Vec<u32> {
     pids
 }
 
+/// Mounts a tmpfs with `options` (`size=1m`, `ro,size=1m`) on `at`, for as long as the guard
+/// lives.
+pub fn mount_tmpfs(at: &std::path::Path, options: &str) -> Unmount {
+    let st = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+        .arg(at)
+        .status()
+        .unwrap();
+    assert!(st.success(), "mount tmpfs -o {options} on {}", at.display());
+    Unmount(at.to_path_buf())
+}
+
 /// Unmounts its path when dropped (also when the test panics).
 pub struct Unmount(pub std::path::PathBuf);
 
