@@ -38,8 +38,8 @@ fn a_json_format_prints_the_failure_as_json_with_the_same_status() {
 #[test]
 fn an_unwritable_export_names_its_own_flag() {
     let _lock = crate::support::shared();
-    let report = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/reports/bench.json");
-    let o = output(sshtune().args(["report", "--export-csv", "/", report]));
+    let report = crate::support::repo_root().join("examples/reports/bench.json");
+    let o = output(sshtune().args(["report", "--export-csv", "/"]).arg(report));
     assert_eq!(o.status.code(), Some(4));
     assert!(
         stderr(&o).contains("--export-csv / is a directory"),

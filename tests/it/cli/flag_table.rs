@@ -6,7 +6,7 @@ use sshtune::cli::Cli;
 #[test]
 fn docs_cli_names_every_visible_flag_of_every_command() {
     let _lock = crate::support::shared();
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/cli.md")).unwrap();
+    let doc = crate::support::read_text(&crate::support::repo_root().join("docs/cli.md"));
     let cli = Cli::command();
     let mut missing = Vec::new();
     for sub in cli.get_subcommands().filter(|s| !s.is_hide_set()) {

@@ -12,7 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-const PEER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/asyncssh_peer.py");
+/// The AsyncSSH peer script.
+fn peer() -> std::path::PathBuf {
+    support::repo_root().join("tests/peers/asyncssh_peer.py")
+}
 
 /// Every legacy cipher, each with a MAC OpenSSH dropped or never had by default.
 const LEGACY: &[(&str, &str)] = &[
@@ -57,7 +60,7 @@ fn start_asyncssh_server(
     let ak = dir.join("authorized_keys");
     std::fs::write(&ak, format!("{} me\n", user_key.public_openssh())).unwrap();
     let mut cmd = Command::new("python3");
-    cmd.arg(PEER)
+    cmd.arg(peer())
         .arg("server")
         .arg("--host-key-pub")
         .arg(dir.join("peer_host.pub"))
@@ -129,7 +132,7 @@ fn native_to_asyncssh(cipher: &str, mac: &str, rekey: Option<u64>) -> u32 {
 fn asyncssh_to_serve(s: &support::native::Serve, cipher: &str, mac: &str, rekey: Option<u64>) {
     let (key, known) = s.ssh_files();
     let mut cmd = Command::new("python3");
-    cmd.arg(PEER)
+    cmd.arg(peer())
         .args(["client", "--port", &s.port.to_string(), "--known-hosts"])
         .arg(&known)
         .arg("--key")

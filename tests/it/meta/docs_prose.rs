@@ -109,7 +109,7 @@ const SSH_NOUNS: &[&str] = &[
 #[test]
 fn docs_comments_and_tests_do_not_narrate_the_work() {
     let _lock = support::shared();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &support::repo_root();
     let mut found = Vec::new();
     for top in ROOTS {
         for file in text_files(&root.join(top)) {

@@ -38,7 +38,7 @@ struct Edge {
 #[test]
 fn src_follows_the_layer_table_and_has_no_import_cycle() {
     let _lock = support::shared();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &support::repo_root();
     let table = layer_table(&root.join("docs/ARCHITECTURE.md"));
     let files = support::source::rust_files(&root.join("src"));
     let names: BTreeSet<String> = files.iter().map(|f| rel(root, f)).collect();

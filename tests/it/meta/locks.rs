@@ -7,7 +7,6 @@
 
 use crate::support;
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// A function in a test file: where it starts, its body, whether it is a `#[test]`.
 struct Function {
@@ -19,7 +18,7 @@ struct Function {
 #[test]
 fn every_test_takes_the_lock_shared_or_exclusive() {
     let _lock = support::shared();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = &support::repo_root();
     let mut missing = Vec::new();
     for file in support::source::rust_files(&root.join("tests/it")) {
         let text = support::source::strip(&std::fs::read_to_string(&file).unwrap());

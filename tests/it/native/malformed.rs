@@ -25,16 +25,19 @@ fn expect_disconnect(r: &mut BufReader<TcpStream>) -> u32 {
 
 fn client_kexinit() -> Vec<u8> {
     let l = |s: &str| s.split(',').collect::<NameList>();
+    // The same offer both ways.
+    let ciphers = l("aes128-ctr,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,none");
+    let (macs, compression) = (l("hmac-sha2-256"), l("none"));
     KexInit {
         cookie: [1; 16],
         kex: l("curve25519-sha256,kex-strict-c-v00@openssh.com"),
         host_key: l("ssh-ed25519"),
-        ciphers_c2s: l("aes128-ctr,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,none"),
-        ciphers_s2c: l("aes128-ctr,chacha20-poly1305@openssh.com,aes128-gcm@openssh.com,none"),
-        macs_c2s: l("hmac-sha2-256"),
-        macs_s2c: l("hmac-sha2-256"),
-        compression_c2s: l("none"),
-        compression_s2c: l("none"),
+        ciphers_c2s: ciphers.clone(),
+        ciphers_s2c: ciphers,
+        macs_c2s: macs.clone(),
+        macs_s2c: macs,
+        compression_c2s: compression.clone(),
+        compression_s2c: compression,
         languages_c2s: NameList::default(),
         languages_s2c: NameList::default(),
         first_kex_follows: false,

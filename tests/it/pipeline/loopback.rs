@@ -137,9 +137,7 @@ fn without_keep_the_remote_run_directory_is_removed_and_other_formats_render() {
 #[test]
 fn control_traffic_shares_one_login_and_leaves_no_master() {
     let _lock = support::shared();
-    let (server, o, tmp) = run_against_logging_sshd("");
-    assert!(o.status.success(), "pipeline failed: {}", stderr(&o));
-    let r: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    let (server, r, tmp) = run_against_logging_sshd("");
     assert_eq!(r["control"]["multiplexed"], true, "{}", r["control"]);
     assert_eq!(r["control"]["logins"], 1, "{}", r["control"]);
     // Two timed copies, each its own login and counted as measured, plus the master's.
@@ -153,9 +151,7 @@ fn control_traffic_shares_one_login_and_leaves_no_master() {
 #[test]
 fn a_server_refusing_multiplexed_sessions_gets_one_login_per_command_and_a_warning() {
     let _lock = support::shared();
-    let (server, o, tmp) = run_against_logging_sshd("MaxSessions 1\n");
-    assert!(o.status.success(), "pipeline failed: {}", stderr(&o));
-    let r: Value = serde_json::from_str(&stdout(&o)).expect("JSON report");
+    let (server, r, tmp) = run_against_logging_sshd("MaxSessions 1\n");
     assert_eq!(r["control"]["multiplexed"], false, "{}", r["control"]);
     let why = r["control"]["not_multiplexed_because"].as_str().unwrap();
     assert!(
@@ -183,14 +179,11 @@ fn a_server_refusing_multiplexed_sessions_gets_one_login_per_command_and_a_warni
 }
 
 /// Two timed whole-file copies of a small dataset into a private sshd (its `extra` config
-/// first, logging every login), as HOST:DIR; the server, the run's output and its TMPDIR.
+/// first, logging every login), as HOST:DIR, which must succeed; the server, the run's JSON
+/// report and its TMPDIR.
 fn run_against_logging_sshd(
     extra: &str,
-) -> (
-    sshtune::embedded::EmbeddedSshd,
-    std::process::Output,
-    tempfile::TempDir,
-) {
+) -> (sshtune::embedded::EmbeddedSshd, Value, tempfile::TempDir) {
     let server = sshtune::embedded::EmbeddedSshd::start(&format!("{extra}LogLevel INFO\n"))
         .expect("starting a private sshd");
     let dest = tempfile::tempdir().unwrap();
@@ -204,9 +197,9 @@ fn run_against_logging_sshd(
         .args(ONE_CELL)
         .args(["--repeat", "2", "--size", "4M"])
         .args(["-q", "--format", "json"]);
-    let o = output(&mut cmd);
+    let report = support::ok_json(&output(&mut cmd));
     assert!(files(dest.path()).is_empty(), "{:?}", files(dest.path()));
-    (server, o, tmp)
+    (server, report, tmp)
 }
 
 fn sshd_log(server: &sshtune::embedded::EmbeddedSshd) -> String {
