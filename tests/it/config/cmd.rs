@@ -599,7 +599,7 @@ fn live_host_runs_the_bench_first() {
     let mut names = ciphers_of(server_part);
     names.sort();
     assert_eq!(names, ["aes128-ctr", "aes128-gcm@openssh.com"]);
-    assert_has(&server_part, "n=3");
+    assert_has(server_part, "n=3");
 }
 
 #[test]
