@@ -493,7 +493,7 @@ fn no_ceiling_measures_none_and_says_so() {
 #[test]
 fn a_ceiling_with_units_or_an_iperf3_file_is_read_and_said_how() {
     let _lock = support::shared();
-    // iperf3's client JSON: 1.0e9 bit/s sent, 9.4e8 received.
+    // The part of an iperf3 client's JSON that is read: 1.0e9 bit/s sent, 9.4e8 received.
     let iperf = support::fixture("bench/iperf3-client.json");
     let server = EmbeddedSshd::start("").expect("sshd starts");
     for (ceiling, mib_s, said) in [
