@@ -118,7 +118,7 @@ fn docs_comments_and_tests_do_not_narrate_the_work() {
             };
             let lines: Vec<&str> = text.lines().collect();
             for (n, why) in findings(&text) {
-                let rel = file.strip_prefix(root).unwrap_or(&file).display();
+                let rel = support::source::relative(&file);
                 found.push(format!("{rel}:{n}: {why}: {}", lines[n - 1].trim()));
             }
         }

@@ -7,6 +7,7 @@
 use crate::support;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use support::source::relative;
 
 /// References the table forbids that the code still has, while a refactoring removes them:
 /// (from file, to file). Each is ignored until then; an entry whose reference is gone fails the
@@ -38,14 +39,13 @@ struct Edge {
 #[test]
 fn src_follows_the_layer_table_and_has_no_import_cycle() {
     let _lock = support::shared();
-    let root = &support::repo_root();
-    let table = layer_table(&root.join("docs/ARCHITECTURE.md"));
-    let files = support::source::rust_files(&root.join("src"));
-    let names: BTreeSet<String> = files.iter().map(|f| rel(root, f)).collect();
+    let table = layer_table(&support::repo_root().join("docs/ARCHITECTURE.md"));
+    let files = support::source::repo_rust_files("src");
+    let names: BTreeSet<String> = files.iter().map(|f| relative(f)).collect();
 
     let mut edges: BTreeMap<(String, String), Edge> = BTreeMap::new();
     for file in &files {
-        let from = rel(root, file);
+        let from = relative(file);
         let text = std::fs::read_to_string(file).unwrap();
         for r in references(&text, from == "src/main.rs") {
             let mut here = module_path(&from);
@@ -147,10 +147,6 @@ fn layer_table(doc: &Path) -> BTreeMap<String, BTreeSet<String>> {
     }
     assert!(!table.is_empty(), "the Layers table has no rows");
     table
-}
-
-fn rel(root: &Path, file: &Path) -> String {
-    file.strip_prefix(root).unwrap().display().to_string()
 }
 
 /// `src/bench/run.rs` → `bench`; `src/cli.rs` → `cli`; `src/main.rs` → `main.rs`.

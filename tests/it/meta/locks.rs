@@ -18,14 +18,13 @@ struct Function {
 #[test]
 fn every_test_takes_the_lock_shared_or_exclusive() {
     let _lock = support::shared();
-    let root = &support::repo_root();
     let mut missing = Vec::new();
-    for file in support::source::rust_files(&root.join("tests/it")) {
+    for file in support::source::repo_rust_files("tests/it") {
         let text = support::source::strip(&std::fs::read_to_string(&file).unwrap());
         let fns = functions(&text);
         for (name, f) in fns.iter().filter(|(_, f)| f.test) {
             if !takes_lock(&f.body, &fns, 2) {
-                let file = file.strip_prefix(root).unwrap().display();
+                let file = support::source::relative(&file);
                 missing.push(format!("{file}:{}: {name}", f.line));
             }
         }

@@ -10,12 +10,11 @@ const MAX_LINES: usize = 800;
 #[test]
 fn no_source_file_is_longer_than_800_lines() {
     let _lock = support::shared();
-    let root = support::repo_root();
-    let long: Vec<String> = support::source::rust_files(&root.join("src"))
+    let long: Vec<String> = support::source::repo_rust_files("src")
         .iter()
         .map(|f| {
             let lines = std::fs::read_to_string(f).unwrap().lines().count();
-            (f.strip_prefix(&root).unwrap().display().to_string(), lines)
+            (support::source::relative(f), lines)
         })
         .filter(|(_, lines)| *lines > MAX_LINES)
         .map(|(f, lines)| format!("{f}: {lines} lines"))

@@ -19,6 +19,20 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Every `.rs` file under the repository's folder `dir` (`src`, `tests/it`), sorted.
+pub fn repo_rust_files(dir: &str) -> Vec<PathBuf> {
+    rust_files(&super::repo_root().join(dir))
+}
+
+/// `file` relative to the repository root, as docs and messages name it (`src/cli.rs`).
+pub fn relative(file: &Path) -> String {
+    let root = super::repo_root();
+    file.strip_prefix(&root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
 /// The source with comments and the contents of string and char literals blanked, lines kept.
 pub fn strip(src: &str) -> String {
     let c: Vec<char> = src.chars().collect();
