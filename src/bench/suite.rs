@@ -299,6 +299,7 @@ fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Opt
         max_samples: opts.sampling.repeat.max(2) + 2,
         race: true,
         revisit: true,
+        survey: true,
     })
 }
 

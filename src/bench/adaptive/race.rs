@@ -36,6 +36,8 @@ pub(super) struct Race<'r> {
     /// each racing round and the last visit. A row's samples of one visit count once in its
     /// figure (`Row::figure`).
     pub(super) visit: u32,
+    /// Every row has had an untimed transfer before its first round (`survey`).
+    pub(super) surveyed: bool,
 }
 
 impl<'r> Race<'r> {
@@ -59,7 +61,43 @@ impl<'r> Race<'r> {
             total,
             opened_ahead: false,
             visit: 0,
+            surveyed: false,
         }
+    }
+
+    /// Where a pair has nothing of its own to warm (the native engine), one untimed transfer
+    /// of every row, in plan order, of the run's first size, before any row's first round.
+    /// Without it, the native engine's first row read 0.55–0.70 of its own later visits over
+    /// loopback in every default run recorded, alone or after the OpenSSH engine, with a
+    /// longer warm-up of that row or not; after one such transfer of every row its first
+    /// round read what its later visits did, as `--thorough`, which sizes every row before
+    /// any sample, always had (docs/measurements.md, "Native ÷ OpenSSH in both modes"). A row
+    /// that fails here is left to its first round, which reports it.
+    pub(super) fn survey(&mut self) -> Result<()> {
+        if !self.adaptive.survey || self.exec.warms_per_pair() {
+            return Ok(());
+        }
+        let sampling = self.sampling;
+        for (cipher, mac) in &sampling.pairs {
+            for &direction in &sampling.directions {
+                process::check_interrupted()?;
+                self.progress
+                    .status(&format!("{cipher} {direction} (survey)"));
+                let job = Job {
+                    cipher,
+                    mac: mac.as_deref(),
+                    direction,
+                    bytes: sampling.initial_size,
+                };
+                match self.exec.transfer(&job) {
+                    Ok(s) => self.budget.add(&s),
+                    Err(SshError::Fatal(e)) => return Err(e),
+                    Err(SshError::Failed(_) | SshError::Refused(_)) => {}
+                }
+            }
+        }
+        self.surveyed = true;
+        Ok(())
     }
 
     /// First round of pair `p`: every direction gets its sample length and two samples.
@@ -135,7 +173,8 @@ impl<'r> Race<'r> {
             .last()
             .filter(|r| r.cipher == cipher && r.mac.as_deref() == mac)
             .map(|r| r.size);
-        let warm = !self.rows.is_empty() && (!self.exec.warms_per_pair() || guess.is_some());
+        let warm = (self.surveyed || !self.rows.is_empty())
+            && (!self.exec.warms_per_pair() || guess.is_some());
         let bytes = guess.unwrap_or_else(|| {
             self.rows
                 .last()
