@@ -2,7 +2,7 @@
 
 use super::budget::Budget;
 use super::events::{sampled, status};
-use super::first_round::{first_guess, first_round, Footing};
+use super::first_round::{first_guess, first_round, own_guess, Footing};
 use super::noise::Noise;
 use super::row::Row;
 use super::settings::Adaptive;
@@ -36,8 +36,9 @@ pub(super) struct Race<'r> {
     /// each racing round and the last visit. A row's samples of one visit count once in its
     /// figure (`Row::figure`).
     pub(super) visit: u32,
-    /// Every row has had an untimed transfer before its first round (`survey`).
-    pub(super) surveyed: bool,
+    /// The rate of each row's untimed transfer before the first rounds (`survey`), in plan
+    /// order; empty without one.
+    pub(super) surveyed: Vec<Option<f64>>,
 }
 
 impl<'r> Race<'r> {
@@ -61,7 +62,7 @@ impl<'r> Race<'r> {
             total,
             opened_ahead: false,
             visit: 0,
-            surveyed: false,
+            surveyed: Vec::new(),
         }
     }
 
@@ -71,8 +72,10 @@ impl<'r> Race<'r> {
     /// loopback in every default run recorded, alone or after the OpenSSH engine, with a
     /// longer warm-up of that row or not; after one such transfer of every row its first
     /// round read what its later visits did, as `--thorough`, which sizes every row before
-    /// any sample, always had (docs/measurements.md, "Native ÷ OpenSSH in both modes"). A row
-    /// that fails here is left to its first round, which reports it.
+    /// any sample, always had (docs/measurements.md, "Native ÷ OpenSSH in both modes"). Its
+    /// rate sizes the row's first transfer (`own_guess`), which then needs no sizing from
+    /// another cipher's rate. A row that fails here is left to its first round, which
+    /// reports it.
     pub(super) fn survey(&mut self) -> Result<()> {
         if !self.adaptive.survey || self.exec.warms_per_pair() {
             return Ok(());
@@ -89,14 +92,17 @@ impl<'r> Race<'r> {
                     direction,
                     bytes: sampling.initial_size,
                 };
-                match self.exec.transfer(&job) {
-                    Ok(s) => self.budget.add(&s),
+                let rate = match self.exec.transfer(&job) {
+                    Ok(s) => {
+                        self.budget.add(&s);
+                        Some(s.mib_s())
+                    }
                     Err(SshError::Fatal(e)) => return Err(e),
-                    Err(SshError::Failed(_) | SshError::Refused(_)) => {}
-                }
+                    Err(SshError::Failed(_) | SshError::Refused(_)) => None,
+                };
+                self.surveyed.push(rate);
             }
         }
-        self.surveyed = true;
         Ok(())
     }
 
@@ -173,14 +179,23 @@ impl<'r> Race<'r> {
             .last()
             .filter(|r| r.cipher == cipher && r.mac.as_deref() == mac)
             .map(|r| r.size);
-        let warm = (self.surveyed || !self.rows.is_empty())
+        let warm = (!self.surveyed.is_empty() || !self.rows.is_empty())
             && (!self.exec.warms_per_pair() || guess.is_some());
+        let surveyed = self
+            .surveyed
+            .get(self.rows.len() + self.failed.len())
+            .copied()
+            .flatten();
         let bytes = guess.unwrap_or_else(|| {
-            self.rows
-                .last()
-                .and_then(|r| first_guess(r, self.adaptive))
-                .unwrap_or(0)
-                .max(self.sampling.initial_size)
+            match surveyed {
+                Some(mib_s) => own_guess(mib_s, self.adaptive),
+                None => self
+                    .rows
+                    .last()
+                    .and_then(|r| first_guess(r, self.adaptive))
+                    .unwrap_or(0),
+            }
+            .max(self.sampling.initial_size)
         });
         let asked_late = !warm && ahead.is_some();
         let first = first_round(
