@@ -17,8 +17,8 @@ pub struct Adaptive {
     /// Give every row a sample midway, after every row's first round (`Race::midway`), and
     /// a third visit at the run's end where its two visits disagree (`Race::revisit`).
     pub revisit: bool,
-    /// Where a pair has nothing of its own to warm (`Executor::warms_per_pair` false: the
-    /// native engine), one untimed transfer of every row before any row's first round
-    /// (`Race::survey`), as `--thorough` sizes every row before its first sample.
+    /// One untimed transfer of every row before any row's first round (`Race::survey`), as
+    /// `--thorough` sizes every row before its first sample: set for the native engine, and
+    /// only where a pair has nothing of its own to warm (`Executor::warms_per_pair`).
     pub survey: bool,
 }
