@@ -84,10 +84,11 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
             .then(|| smallest_quota(client_quota, facts.server.cpu_quota_cores));
         // Over loopback a window is acknowledged in microseconds: no least size in windows.
         let window = (!facts.loopback).then(|| engine.window()).flatten();
-        // The native engine runs every row once before any is sampled (`Race::survey`): its
-        // process reads a cipher faster once it has run the others.
+        // Over loopback the native engine runs every row once before any is sampled
+        // (`Race::survey`): its process reads a cipher faster once it has run the others. Over
+        // a network, where a row's first size can take a second, it does not.
         let adaptive = adaptive(opts, window, tick_quota).map(|a| Adaptive {
-            survey: kind == EngineKind::Native,
+            survey: kind == EngineKind::Native && facts.loopback,
             ..a
         });
         let mut ctx = run::Context {

@@ -68,11 +68,11 @@ impl<'r> Race<'r> {
 
     /// Where a pair has nothing of its own to warm (the native engine), one untimed transfer
     /// of every row, in plan order, of the run's first size, before any row's first round.
-    /// Without it, the native engine's first row read 0.55–0.70 of its own later visits over
-    /// loopback in every default run recorded, alone or after the OpenSSH engine, with a
-    /// longer warm-up of that row or not; after one such transfer of every row its first
-    /// round read what its later visits did, as `--thorough`, which sizes every row before
-    /// any sample, always had (docs/measurements.md, "Native ÷ OpenSSH in both modes"). Its
+    /// Without it, the native engine's first row read a median 0.66 of its own later visits
+    /// over loopback (12 rows of six runs), alone or after the OpenSSH engine, and about as
+    /// low after a warm-up eight times as long; after one such transfer of every row, 0.97,
+    /// as `--thorough`, which sizes every row before any sample, always had
+    /// (docs/measurements.md, "The native engine's first rows"). Its
     /// rate sizes the row's first transfer (`own_guess`), which then needs no sizing from
     /// another cipher's rate. A row that fails here is left to its first round, which
     /// reports it.

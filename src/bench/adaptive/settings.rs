@@ -18,7 +18,8 @@ pub struct Adaptive {
     /// a third visit at the run's end where its two visits disagree (`Race::revisit`).
     pub revisit: bool,
     /// One untimed transfer of every row before any row's first round (`Race::survey`), as
-    /// `--thorough` sizes every row before its first sample: set for the native engine, and
-    /// only where a pair has nothing of its own to warm (`Executor::warms_per_pair`).
+    /// `--thorough` sizes every row before its first sample: set for the native engine over
+    /// loopback, and only where a pair has nothing of its own to warm
+    /// (`Executor::warms_per_pair`).
     pub survey: bool,
 }

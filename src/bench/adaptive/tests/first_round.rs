@@ -109,8 +109,8 @@ fn a_pair_warms_up_once_and_a_process_once_per_run() {
 /// Where a pair has nothing of its own to warm (the native engine), every row first gets one
 /// untimed transfer of the run's first size, in plan order, before any row's first round; its
 /// first row is then warm, each row's first transfer is sized from its own rate, and none of
-/// those transfers is a sample. An engine whose pairs
-/// warm their own sessions gets no such pass.
+/// those transfers is a sample. An engine whose pairs warm their own sessions gets no such
+/// pass.
 #[test]
 fn every_row_is_surveyed_first_where_only_the_process_warms() {
     let p = plan(&["a", "b"]);
