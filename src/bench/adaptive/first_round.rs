@@ -277,6 +277,14 @@ pub(super) fn first_guess(before: &Row, a: &Adaptive) -> Option<u64> {
     Some((mib_s * MIB_F * a.start_s * FIRST_GUESS_SHARE) as u64)
 }
 
+/// The first transfer of a row whose own rate an untimed transfer showed (`Race::survey`):
+/// the bytes that last one shortest sample at that rate. A transfer of a few milliseconds
+/// pays its channel's opening too and reads low, so this errs short, and a transfer short of
+/// the shortest sample only sizes the next.
+pub(super) fn own_guess(mib_s: f64, a: &Adaptive) -> u64 {
+    (mib_s * MIB_F * a.start_s) as u64
+}
+
 /// The size that lasts a quarter past `target` at the rate a transfer of `size` bytes in
 /// `seconds` showed, in whole MiB: `next_size`'s aim, for a transfer that lasted too long.
 fn shrink(size: u64, seconds: f64, target: f64) -> u64 {

@@ -12,7 +12,9 @@
 //! the run's time cap is spent. Every row gets one sample midway, between the first rounds
 //! and the racing, and a third visit at the end when its two visits disagree; a row's figure
 //! is the median over its visits (`Row::figure`), so that back-to-back samples count once.
-//! Every row keeps a median and a spread, and says why it stopped.
+//! Every row keeps a median and a spread, and says why it stopped. The native engine's rows
+//! over loopback first get one untimed transfer each (`Race::survey`): a row measured before
+//! the process had run the others read low.
 
 mod budget;
 mod decide;
@@ -46,6 +48,7 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Vec<ResultRow>> {
     let mut race = Race::new(exec, sampling, adaptive, progress);
+    race.survey()?;
     for p in 0..sampling.pairs.len() {
         race.first_round_of_pair(p)?;
     }

@@ -2,7 +2,7 @@
 
 use super::budget::Budget;
 use super::events::{sampled, status};
-use super::first_round::{first_guess, first_round, Footing};
+use super::first_round::{first_guess, first_round, own_guess, Footing};
 use super::noise::Noise;
 use super::row::Row;
 use super::settings::Adaptive;
@@ -36,6 +36,9 @@ pub(super) struct Race<'r> {
     /// each racing round and the last visit. A row's samples of one visit count once in its
     /// figure (`Row::figure`).
     pub(super) visit: u32,
+    /// The rate of each row's untimed transfer before the first rounds (`survey`), in plan
+    /// order; empty without one.
+    pub(super) surveyed: Vec<Option<f64>>,
 }
 
 impl<'r> Race<'r> {
@@ -59,7 +62,48 @@ impl<'r> Race<'r> {
             total,
             opened_ahead: false,
             visit: 0,
+            surveyed: Vec::new(),
         }
+    }
+
+    /// Where a pair has nothing of its own to warm (the native engine), one untimed transfer
+    /// of every row, in plan order, of the run's first size, before any row's first round.
+    /// Without it, the native engine's first row read a median 0.66 of its own later visits
+    /// over loopback (12 rows of six runs), alone or after the OpenSSH engine, and about as
+    /// low after a warm-up eight times as long; after one such transfer of every row, 0.97,
+    /// as `--thorough`, which sizes every row before any sample, always had
+    /// (docs/measurements.md, "The native engine's first rows"). Its
+    /// rate sizes the row's first transfer (`own_guess`), which then needs no sizing from
+    /// another cipher's rate. A row that fails here is left to its first round, which
+    /// reports it.
+    pub(super) fn survey(&mut self) -> Result<()> {
+        if !self.adaptive.survey || self.exec.warms_per_pair() {
+            return Ok(());
+        }
+        let sampling = self.sampling;
+        for (cipher, mac) in &sampling.pairs {
+            for &direction in &sampling.directions {
+                process::check_interrupted()?;
+                self.progress
+                    .status(&format!("{cipher} {direction} (survey)"));
+                let job = Job {
+                    cipher,
+                    mac: mac.as_deref(),
+                    direction,
+                    bytes: sampling.initial_size,
+                };
+                let rate = match self.exec.transfer(&job) {
+                    Ok(s) => {
+                        self.budget.add(&s);
+                        Some(s.mib_s())
+                    }
+                    Err(SshError::Fatal(e)) => return Err(e),
+                    Err(SshError::Failed(_) | SshError::Refused(_)) => None,
+                };
+                self.surveyed.push(rate);
+            }
+        }
+        Ok(())
     }
 
     /// First round of pair `p`: every direction gets its sample length and two samples.
@@ -135,13 +179,23 @@ impl<'r> Race<'r> {
             .last()
             .filter(|r| r.cipher == cipher && r.mac.as_deref() == mac)
             .map(|r| r.size);
-        let warm = !self.rows.is_empty() && (!self.exec.warms_per_pair() || guess.is_some());
+        let warm = (!self.surveyed.is_empty() || !self.rows.is_empty())
+            && (!self.exec.warms_per_pair() || guess.is_some());
+        let surveyed = self
+            .surveyed
+            .get(self.rows.len() + self.failed.len())
+            .copied()
+            .flatten();
         let bytes = guess.unwrap_or_else(|| {
-            self.rows
-                .last()
-                .and_then(|r| first_guess(r, self.adaptive))
-                .unwrap_or(0)
-                .max(self.sampling.initial_size)
+            match surveyed {
+                Some(mib_s) => own_guess(mib_s, self.adaptive),
+                None => self
+                    .rows
+                    .last()
+                    .and_then(|r| first_guess(r, self.adaptive))
+                    .unwrap_or(0),
+            }
+            .max(self.sampling.initial_size)
         });
         let asked_late = !warm && ahead.is_some();
         let first = first_round(

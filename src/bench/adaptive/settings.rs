@@ -17,4 +17,9 @@ pub struct Adaptive {
     /// Give every row a sample midway, after every row's first round (`Race::midway`), and
     /// a third visit at the run's end where its two visits disagree (`Race::revisit`).
     pub revisit: bool,
+    /// One untimed transfer of every row before any row's first round (`Race::survey`), as
+    /// `--thorough` sizes every row before its first sample: set for the native engine over
+    /// loopback, and only where a pair has nothing of its own to warm
+    /// (`Executor::warms_per_pair`).
+    pub survey: bool,
 }

@@ -106,6 +106,51 @@ fn a_pair_warms_up_once_and_a_process_once_per_run() {
     assert_eq!(mib(&ex, "b"), [6, 32, 64, 32, 64]);
 }
 
+/// Where a pair has nothing of its own to warm (the native engine), every row first gets one
+/// untimed transfer of the run's first size, in plan order, before any row's first round; its
+/// first row is then warm, each row's first transfer is sized from its own rate, and none of
+/// those transfers is a sample. An engine whose pairs warm their own sessions gets no such
+/// pass.
+#[test]
+fn every_row_is_surveyed_first_where_only_the_process_warms() {
+    let p = plan(&["a", "b"]);
+    let a = Adaptive {
+        race: false,
+        max_samples: 2,
+        survey: true,
+        ..adaptive()
+    };
+    let scripted = || Scripted::new(&[("a", 128.0), ("b", 128.0)], 0.0, 0.0);
+    let mut ex = Scripted {
+        kept: false,
+        ..scripted()
+    };
+    let rows = run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
+    let first: Vec<(&str, u64)> = ex
+        .calls
+        .iter()
+        .take(3)
+        .map(|(n, b)| (n.as_str(), b / MIB))
+        .collect();
+    assert_eq!(first, [("a", 4), ("b", 4), ("a", 32)]);
+    // The first row is warm and sized from its own rate: its first transfer lasts a
+    // shortest sample and is its first sample, the second twice as long (no warm-up).
+    let of_a: Vec<u64> = ex
+        .calls
+        .iter()
+        .filter(|(n, _)| n == "a")
+        .map(|(_, b)| b / MIB)
+        .collect();
+    assert_eq!(of_a, [4, 32, 64]);
+    for r in &rows {
+        assert_eq!(r.samples.len(), 2, "{r:?}");
+        assert!(r.sample_seconds.iter().all(|&s| s >= a.start_s), "{r:?}");
+    }
+    let mut ex = scripted();
+    run(&mut ex, &p, &a, Context::default(), &Quiet).unwrap();
+    assert_eq!(ex.calls[1].0, "a", "{:?}", ex.events);
+}
+
 /// A pair like the one before reaches its sample length after one short transfer; one 20
 /// times slower than the one before spends a bounded time on its first transfer.
 #[test]

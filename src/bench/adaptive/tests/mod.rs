@@ -128,6 +128,7 @@ fn adaptive() -> Adaptive {
         race: true,
         // The first round and racing, tested apart from the last visit (its own test).
         revisit: false,
+        survey: false,
     }
 }
 
