@@ -23,6 +23,7 @@ pub mod remote;
 pub mod report;
 pub mod serve;
 pub mod speed;
+pub mod stats;
 pub mod storage;
 pub mod sysinfo;
 pub mod target;

@@ -249,6 +249,59 @@ pub fn clock_ticks() -> u64 {
         .unwrap_or(100)
 }
 
+/// `/proc/crypto`: the kernel's crypto algorithms and the driver behind each.
+pub mod proc_crypto {
+    use serde::{Deserialize, Serialize};
+
+    /// One `/proc/crypto` block (blank-line separated `key : value` lines).
+    #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Algorithm {
+        pub name: String,
+        pub driver: String,
+        pub module: String,
+        pub priority: i64,
+        pub kind: String,
+    }
+
+    /// Every block that names an algorithm and its driver, in the file's order.
+    pub fn parse(text: &str) -> Vec<Algorithm> {
+        let mut out = Vec::new();
+        for block in text.split("\n\n") {
+            let get = |k: &str| {
+                block.lines().find_map(|l| {
+                    let (key, v) = l.split_once(':')?;
+                    (key.trim() == k).then(|| v.trim().to_string())
+                })
+            };
+            let (Some(name), Some(driver)) = (get("name"), get("driver")) else {
+                continue;
+            };
+            out.push(Algorithm {
+                name,
+                driver,
+                module: get("module").unwrap_or_default(),
+                priority: get("priority").and_then(|p| p.parse().ok()).unwrap_or(0),
+                kind: get("type").unwrap_or_default(),
+            });
+        }
+        out
+    }
+
+    /// The highest-priority entry of each algorithm name (the first of equals), in the order
+    /// the names first appear: the driver the kernel hands out for that name.
+    pub fn best_per_name(algs: Vec<Algorithm>) -> Vec<Algorithm> {
+        let mut best: Vec<Algorithm> = Vec::new();
+        for a in algs {
+            match best.iter_mut().find(|b| b.name == a.name) {
+                Some(b) if b.priority < a.priority => *b = a,
+                Some(_) => {}
+                None => best.push(a),
+            }
+        }
+        best
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,6 +377,28 @@ mod tests {
         assert_eq!(
             cpu_model("Hardware\t: Marvell Armada 380\n").as_deref(),
             Some("Marvell Armada 380")
+        );
+    }
+
+    #[test]
+    fn proc_crypto_keeps_the_highest_priority_driver_per_name() {
+        let text = "name : aes\ndriver : aes-generic\npriority : 100\n\n\
+                    name : sha256\ndriver : sha256-generic\npriority : 100\n\n\
+                    name : aes\ndriver : aes-aesni\npriority : 300\n\n\
+                    name : aes\ndriver : aes-other\npriority : 300\n\n\
+                    name : no-driver\n";
+        let algs = proc_crypto::parse(text);
+        assert_eq!(algs.len(), 4);
+        let best: Vec<_> = proc_crypto::best_per_name(algs)
+            .into_iter()
+            .map(|a| (a.name, a.driver))
+            .collect();
+        assert_eq!(
+            best,
+            [
+                ("aes".into(), "aes-aesni".into()),
+                ("sha256".into(), "sha256-generic".into())
+            ]
         );
     }
 }

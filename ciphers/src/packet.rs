@@ -176,9 +176,15 @@ impl Direction {
         let key = take("encryption", cipher.name, keys.key, cipher.key_len)?;
         let iv = take("IV", cipher.name, keys.iv, cipher.iv_len)?;
         let block_len = cipher.block_len.max(8);
+        let cipher_key = imp::CipherKey {
+            spec: cipher,
+            key,
+            iv,
+            encrypt,
+        };
         if cipher.is_aead() {
             let build = if ahead { imp::aead_ahead } else { imp::aead };
-            let engine = Engine::Aead(build(cipher, backend, key, iv, encrypt)?);
+            let engine = Engine::Aead(build(cipher_key, backend)?);
             let length_in_clear = cipher.primitive != catalog::Primitive::ChaChaPoly;
             return Ok(Direction {
                 cipher,
@@ -200,7 +206,7 @@ impl Direction {
             None => return Err(Error::MacRequired(cipher.name)),
         };
         let build = if ahead { imp::crypt_ahead } else { imp::crypt };
-        let crypt = build(cipher, backend, key, iv, encrypt)?;
+        let crypt = build(cipher_key, backend)?;
         let (mac_impl, etm, tag_len) = match mac {
             Some(m) => {
                 let mk = take("integrity", m.name, keys.mac_key, m.key_len)?;

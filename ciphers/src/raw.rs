@@ -26,7 +26,13 @@ impl RawCipher {
                 spec.name
             )));
         }
-        Ok(RawCipher(imp::crypt(spec, backend, key, iv, encrypt)?))
+        let k = imp::CipherKey {
+            spec,
+            key,
+            iv,
+            encrypt,
+        };
+        Ok(RawCipher(imp::crypt(k, backend)?))
     }
 
     /// `buf.len()` must be a multiple of the cipher's block size.

@@ -156,7 +156,7 @@ impl Cells<'_> {
             let ran = jobs_run::run(plan, args, &s.end.label, |pid| {
                 sender.store(pid, Ordering::SeqCst)
             });
-            let failed = match ran {
+            let failed = match row_outcome(s, &phase, ran)? {
                 Ok(out) => {
                     // Still in the run's phase, as after one rsync.
                     let flush = self.flush()?;
@@ -168,14 +168,9 @@ impl Cells<'_> {
                     self.populated = true;
                     false
                 }
-                Err(RunError::Failed(msg)) => {
-                    (s.say)(&format!("{phase}: {msg}"));
+                Err(msg) => {
                     runs.row.error = Some(msg);
                     true
-                }
-                Err(RunError::Fatal(err)) => {
-                    s.shared.set_phase(None);
-                    return Err(err);
                 }
             };
             sender.store(0, Ordering::SeqCst);
@@ -260,6 +255,23 @@ fn command_line(s: &Setup, cipher: &str, n: u32) -> String {
     jobs::command_line(n, &rsync::ssh_command(&ssh), &source, &dest)
 }
 
+/// A measured run's outcome for its row: what it gave, or a refusal (said, and kept as the
+/// row's error) while other configurations may work. Anything fatal ends the phase and the
+/// pipeline.
+fn row_outcome<T>(s: &Setup, phase: &str, ran: Result<T, RunError>) -> Result<Result<T, String>> {
+    match ran {
+        Ok(v) => Ok(Ok(v)),
+        Err(RunError::Failed(msg)) => {
+            (s.say)(&format!("{phase}: {msg}"));
+            Ok(Err(msg))
+        }
+        Err(RunError::Fatal(err)) => {
+            s.shared.set_phase(None);
+            Err(err)
+        }
+    }
+}
+
 fn fatal(e: RunError) -> anyhow::Error {
     match e {
         RunError::Fatal(e) => e,
@@ -318,8 +330,8 @@ impl<'s, 'a> Copies<'s, 'a> {
         s.shared.set_phase(Some(phase.clone()));
         let sender = &s.shared.sender;
         s.control.measured_login();
-        let copied = match rsync::run(cmd, &s.end.label, |pid| sender.store(pid, Ordering::SeqCst))
-        {
+        let ran = rsync::run(cmd, &s.end.label, |pid| sender.store(pid, Ordering::SeqCst));
+        let copied = match row_outcome(s, &phase, ran)? {
             Ok(o) => {
                 let flush = flush()?;
                 let secs = o.transfer_s + flush;
@@ -333,14 +345,9 @@ impl<'s, 'a> Copies<'s, 'a> {
                 self.literal.extend(o.stats.literal_data);
                 true
             }
-            Err(RunError::Failed(msg)) => {
-                (s.say)(&format!("{phase}: {msg}"));
+            Err(msg) => {
                 self.row.error = Some(msg);
                 false
-            }
-            Err(RunError::Fatal(err)) => {
-                s.shared.set_phase(None);
-                return Err(err);
             }
         };
         s.shared.sender.store(0, Ordering::SeqCst);

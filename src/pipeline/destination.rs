@@ -147,42 +147,20 @@ mod tests {
 
     #[test]
     fn destinations() {
-        let d = |s: &str| parse_dest(Some(s)).unwrap();
-        assert_eq!(
-            d("host:/srv/x"),
-            Dest {
-                host: Some("host".into()),
-                dir: Some("/srv/x".into())
-            }
-        );
-        assert_eq!(
-            d("u@h:rel"),
-            Dest {
-                host: Some("u@h".into()),
-                dir: Some("rel".into())
-            }
-        );
-        assert_eq!(
-            d("/tmp/a:b"),
-            Dest {
-                host: None,
-                dir: Some("/tmp/a:b".into())
-            }
-        );
-        assert_eq!(
-            d(":/tmp/a"),
-            Dest {
-                host: None,
-                dir: Some("/tmp/a".into())
-            }
-        );
-        assert_eq!(
-            d("[::1]:/x"),
-            Dest {
-                host: Some("::1".into()),
-                dir: Some("/x".into())
-            }
-        );
+        let cases = [
+            ("host:/srv/x", Some("host"), "/srv/x"),
+            ("u@h:rel", Some("u@h"), "rel"),
+            ("/tmp/a:b", None, "/tmp/a:b"),
+            (":/tmp/a", None, "/tmp/a"),
+            ("[::1]:/x", Some("::1"), "/x"),
+        ];
+        for (given, host, dir) in cases {
+            let want = Dest {
+                host: host.map(Into::into),
+                dir: Some(dir.into()),
+            };
+            assert_eq!(parse_dest(Some(given)).unwrap(), want, "{given}");
+        }
         assert!(parse_dest(Some("host:")).is_err());
         assert_eq!(
             parse_dest(None).unwrap(),

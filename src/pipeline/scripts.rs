@@ -318,6 +318,16 @@ mod tests {
         blocks
     }
 
+    /// What `sh -c cmd` prints.
+    fn sh(cmd: &str) -> String {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The flush decodes its octal path back in a real shell, quotes, spaces and UTF-8 included,
     /// and its command line does not carry the path's text.
     #[test]
@@ -337,12 +347,7 @@ mod tests {
                 r#"test -d "$d" || echo MISSING"#,
             );
             assert_ne!(probe, cmd);
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(probe)
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).into_owned()
+            sh(&probe)
         };
         let found = run(path.to_str().unwrap());
         assert!(
@@ -392,16 +397,8 @@ mod tests {
     #[test]
     fn disk_and_refusal_lines_parse() {
         let dir = tempfile::tempdir().unwrap();
-        let sh = |cmd: String| {
-            let out = std::process::Command::new("sh")
-                .arg("-c")
-                .arg(cmd)
-                .output()
-                .unwrap();
-            String::from_utf8_lossy(&out.stdout).into_owned()
-        };
         let file = dir.path().join("f");
-        let out = sh(disk(file.to_str().unwrap(), 1));
+        let out = sh(&disk(file.to_str().unwrap(), 1));
         let first = out.lines().next().unwrap_or_default();
         let Ok(Line::Disk(f)) = Line::parse(first) else {
             panic!("{out}");
@@ -413,7 +410,7 @@ mod tests {
         );
         assert!(!file.exists());
         let gone = dir.path().join("gone");
-        let out = sh(preflight(gone.to_str().unwrap(), "/x", "true"));
+        let out = sh(&preflight(gone.to_str().unwrap(), "/x", "true"));
         assert_eq!(
             crate::remote::refusal(&out).as_deref(),
             Some("missing"),

@@ -301,33 +301,15 @@ fn stat(t: &mut Transport, ch: &mut Channel) -> Result<u32> {
 
 /// Highest-priority driver per algorithm in /proc/crypto, e.g. `aes:aesni_intel`.
 fn crypto_summary() -> String {
+    use crate::sysinfo::proc_crypto;
+    const SHOWN: &[&str] = &[
+        "aes", "cbc(aes)", "ctr(aes)", "gcm(aes)", "sha256", "xts(aes)",
+    ];
     let text = std::fs::read_to_string("/proc/crypto").unwrap_or_default();
-    let mut best: Vec<(String, String, i64)> = Vec::new();
-    for block in text.split("\n\n") {
-        let get = |k: &str| {
-            block.lines().find_map(|l| {
-                let (a, b) = l.split_once(':')?;
-                (a.trim() == k).then(|| b.trim().to_string())
-            })
-        };
-        let (Some(name), Some(driver)) = (get("name"), get("driver")) else {
-            continue;
-        };
-        let prio = get("priority").and_then(|p| p.parse().ok()).unwrap_or(0);
-        match best.iter_mut().find(|(n, _, _)| *n == name) {
-            Some(e) if e.2 < prio => *e = (name, driver, prio),
-            Some(_) => {}
-            None => best.push((name, driver, prio)),
-        }
-    }
-    best.iter()
-        .filter(|(n, _, _)| {
-            [
-                "aes", "cbc(aes)", "ctr(aes)", "gcm(aes)", "sha256", "xts(aes)",
-            ]
-            .contains(&n.as_str())
-        })
-        .map(|(n, d, _)| format!("{n}:{d}"))
+    proc_crypto::best_per_name(proc_crypto::parse(&text))
+        .iter()
+        .filter(|a| SHOWN.contains(&a.name.as_str()))
+        .map(|a| format!("{}:{}", a.name, a.driver))
         .collect::<Vec<_>>()
         .join(",")
 }

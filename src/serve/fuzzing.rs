@@ -117,6 +117,16 @@ fn kexinit(kex: &str, strict: &str, ciphers: &[&str], macs: &[&str]) -> Vec<u8> 
     .encode()
 }
 
+/// The banner every scripted peer sends first.
+const BANNER: &[u8] = b"SSH-2.0-fuzz\r\n";
+
+/// A scripted peer's opening: the banner, then its KEXINIT (`kexinit`) as one packet.
+fn opening(kex: &str, strict: &str, ciphers: &[&str], macs: &[&str]) -> Vec<u8> {
+    let mut script = BANNER.to_vec();
+    let _ = write_packet(&mut script, &kexinit(kex, strict, ciphers, macs));
+    script
+}
+
 fn server_cfg(opts: Options) -> ServerConfig {
     ServerConfig {
         host_key: host_key(),
@@ -141,21 +151,20 @@ pub fn server_kex(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let mut script = b"SSH-2.0-fuzz\r\n".to_vec();
-    match pick % 4 {
-        0 => script.extend_from_slice(rest),
+    let script = match pick % 4 {
+        0 => [BANNER, rest].concat(),
         m => {
             let method = kex::KEX_METHODS[m as usize];
-            let init = kexinit(
+            let mut script = opening(
                 method,
                 kex::STRICT_CLIENT,
                 &["aes128-ctr"],
                 &["hmac-sha2-256"],
             );
-            let _ = write_packet(&mut script, &init);
             packets(rest, &mut script);
+            script
         }
-    }
+    };
     let cfg = server_cfg(Options::default());
     scripted(script, |s| {
         let _ = Transport::handshake(s, Role::Server(cfg.host_key.clone()), cfg.prefs, cfg.opts);
@@ -168,15 +177,13 @@ pub fn client_kex_reply(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    let mut script = b"SSH-2.0-fuzz\r\n".to_vec();
     let method = kex::KEX_METHODS[pick as usize % kex::KEX_METHODS.len()];
-    let init = kexinit(
+    let mut script = opening(
         method,
         kex::STRICT_SERVER,
         &["aes128-ctr"],
         &["hmac-sha2-256"],
     );
-    let _ = write_packet(&mut script, &init);
     packets(rest, &mut script);
     scripted(script, |s| {
         let accept_any: crate::transport::conn::HostKeyCheck = Box::new(|_| Ok(()));
@@ -205,9 +212,7 @@ fn session_execs(data: &[u8]) -> usize {
     let Some((&pick, rest)) = data.split_first() else {
         return execs;
     };
-    let mut script = b"SSH-2.0-fuzz\r\n".to_vec();
-    let init = kexinit(kex::CURVE25519, kex::STRICT_CLIENT, &["none"], &[]);
-    let _ = write_packet(&mut script, &init);
+    let mut script = opening(kex::CURVE25519, kex::STRICT_CLIENT, &["none"], &[]);
     let mut basepoint = [0u8; 32];
     basepoint[0] = 9;
     let init = KexEcdhInit {

@@ -3,15 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// One `/proc/crypto` block (blank-line separated `key : value` lines).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Algorithm {
-    pub name: String,
-    pub driver: String,
-    pub module: String,
-    pub priority: i64,
-    pub kind: String,
-}
+pub use crate::sysinfo::proc_crypto::{parse, Algorithm};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -77,29 +69,6 @@ pub fn classify(driver: &str, module: &str) -> DriverClass {
     } else {
         DriverClass::Generic
     }
-}
-
-pub fn parse(text: &str) -> Vec<Algorithm> {
-    let mut out = Vec::new();
-    for block in text.split("\n\n") {
-        let get = |k: &str| {
-            block.lines().find_map(|l| {
-                let (key, v) = l.split_once(':')?;
-                (key.trim() == k).then(|| v.trim().to_string())
-            })
-        };
-        let (Some(name), Some(driver)) = (get("name"), get("driver")) else {
-            continue;
-        };
-        out.push(Algorithm {
-            name,
-            driver,
-            module: get("module").unwrap_or_default(),
-            priority: get("priority").and_then(|p| p.parse().ok()).unwrap_or(0),
-            kind: get("type").unwrap_or_default(),
-        });
-    }
-    out
 }
 
 /// The driver the kernel would choose for a dm-crypt cipher, and how we found it.

@@ -234,11 +234,11 @@ pub fn userspace(set: &[(&str, u32)], samples: u32, per_sample: Duration) -> Res
         rows.push(SpeedRow {
             cipher: name.to_string(),
             key_bits: *bits,
-            encrypt_mib_s: Some(median(&mut enc)),
-            decrypt_mib_s: Some(median(&mut dec)),
+            encrypt_mib_s: crate::stats::median(&enc),
+            decrypt_mib_s: crate::stats::median(&dec),
             samples: samples.max(1),
-            encrypt_range: Some(range(&enc)),
-            decrypt_range: Some(range(&dec)),
+            encrypt_range: crate::stats::range(&enc),
+            decrypt_range: crate::stats::range(&dec),
             note: None,
         });
     }
@@ -277,20 +277,4 @@ fn openssl_rate(
         bytes += CHUNK as u64;
     }
     Ok(bytes as f64 / (1 << 20) as f64 / start.elapsed().as_secs_f64())
-}
-
-pub fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-pub fn range(v: &[f64]) -> (f64, f64) {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    (lo, hi)
 }

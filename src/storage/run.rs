@@ -4,9 +4,10 @@
 use super::cleanup::{Cleanup, Resource};
 use super::model::{CellResult, MatrixResult, TestInfo, TestResult};
 use super::plan::{Layer, Plan, Target, Test};
-use super::{crypto, dmcrypt, fio, kspeed, seqio};
+use super::{crypto, dmcrypt, fio, seqio};
 use crate::process::{check_interrupted, run_capture, Interrupted};
 use crate::progress::Progress;
+use crate::stats;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -286,13 +287,9 @@ impl Matrix<'_> {
                 break;
             }
         }
-        if !r.samples_mib_s.is_empty() {
-            let mut v = r.samples_mib_s.clone();
-            r.median_mib_s = Some(kspeed::median(&mut v));
-            let (lo, hi) = kspeed::range(&r.samples_mib_s);
-            r.min_mib_s = Some(lo);
-            r.max_mib_s = Some(hi);
-        }
+        r.median_mib_s = stats::median(&r.samples_mib_s);
+        r.min_mib_s = stats::min(&r.samples_mib_s);
+        r.max_mib_s = stats::max(&r.samples_mib_s);
         r.fio = r.fio_samples.pop();
         Ok(r)
     }

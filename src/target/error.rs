@@ -96,31 +96,22 @@ mod tests {
 
     #[test]
     fn classifies_common_failures() {
-        let r = |s: &str| classify(s, Some(255), "h");
-        assert!(matches!(r("Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr"), SshError::Refused(_)));
-        assert!(matches!(
-            r("ssh: Could not resolve hostname nope: Name or service not known"),
-            SshError::Fatal(_)
-        ));
-        assert!(matches!(
-            r("ssh: connect to host 127.0.0.1 port 1: Connection refused"),
-            SshError::Fatal(_)
-        ));
-        assert!(matches!(
-            r("root@127.0.0.1: Permission denied (publickey)."),
-            SshError::Fatal(_)
-        ));
-        assert!(matches!(
-            r("Host key verification failed."),
-            SshError::Fatal(_)
-        ));
-        assert!(matches!(
-            r("Connection closed by 127.0.0.1 port 22"),
-            SshError::Failed(_)
-        ));
-        assert!(matches!(
-            r("Unknown cipher type 'arcfour'"),
-            SshError::Refused(_)
-        ));
+        let kind = |e: &SshError| match e {
+            SshError::Refused(_) => "refused",
+            SshError::Fatal(_) => "fatal",
+            SshError::Failed(_) => "failed",
+        };
+        let cases = [
+            ("Unable to negotiate with 127.0.0.1 port 22: no matching cipher found. Their offer: aes128-ctr", "refused"),
+            ("ssh: Could not resolve hostname nope: Name or service not known", "fatal"),
+            ("ssh: connect to host 127.0.0.1 port 1: Connection refused", "fatal"),
+            ("root@127.0.0.1: Permission denied (publickey).", "fatal"),
+            ("Host key verification failed.", "fatal"),
+            ("Connection closed by 127.0.0.1 port 22", "failed"),
+            ("Unknown cipher type 'arcfour'", "refused"),
+        ];
+        for (stderr, want) in cases {
+            assert_eq!(kind(&classify(stderr, Some(255), "h")), want, "{stderr}");
+        }
     }
 }

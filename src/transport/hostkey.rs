@@ -42,16 +42,7 @@ impl Ed25519Key {
 
     /// Reads an unencrypted OpenSSH private key file (`ssh-keygen -t ed25519 -N ''`).
     pub fn load(path: &Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading key {}", path.display()))?;
-        let key = ssh_key::PrivateKey::from_openssh(&text)
-            .with_context(|| format!("parsing OpenSSH private key {}", path.display()))?;
-        if key.is_encrypted() {
-            anyhow::bail!(
-                "key {} is passphrase-protected: use an unencrypted key or ssh-agent",
-                path.display()
-            );
-        }
+        let key = read_private_key(path, "use an unencrypted key or ssh-agent")?;
         let pair = key.key_data().ed25519().with_context(|| {
             format!(
                 "key {} is {}, only ssh-ed25519 keys are supported here",
@@ -144,6 +135,18 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .mode(0o600)
         .open(path)?;
     f.write_all(bytes)
+}
+
+/// Reads an OpenSSH private key file, refusing a passphrase-protected one with `advice`.
+pub fn read_private_key(path: &Path, advice: &str) -> anyhow::Result<ssh_key::PrivateKey> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading key {}", path.display()))?;
+    let key = ssh_key::PrivateKey::from_openssh(&text)
+        .with_context(|| format!("parsing OpenSSH private key {}", path.display()))?;
+    if key.is_encrypted() {
+        anyhow::bail!("key {} is passphrase-protected: {advice}", path.display());
+    }
+    Ok(key)
 }
 
 #[cfg(test)]

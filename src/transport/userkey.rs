@@ -148,16 +148,7 @@ impl UserKey for EcdsaKey {
 
 /// Reads an unencrypted OpenSSH private key file (ed25519, ECDSA or RSA).
 pub fn load(path: &Path) -> anyhow::Result<std::sync::Arc<dyn UserKey>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading key {}", path.display()))?;
-    let key = ssh_key::PrivateKey::from_openssh(&text)
-        .with_context(|| format!("parsing OpenSSH private key {}", path.display()))?;
-    if key.is_encrypted() {
-        anyhow::bail!(
-            "key {} is passphrase-protected: load it into ssh-agent instead",
-            path.display()
-        );
-    }
+    let key = super::hostkey::read_private_key(path, "load it into ssh-agent instead")?;
     if let Some(pair) = key.key_data().ed25519() {
         return Ok(std::sync::Arc::new(Ed25519Key::from_seed(
             pair.private.to_bytes(),

@@ -225,6 +225,75 @@ pub trait Message<'a>: Sized {
     }
 }
 
+/// Declares messages whose body is a fixed list of fields: each becomes a struct and its
+/// [`Message`] impl, written from one list, so a field's order, encoding and name in decode
+/// errors are stated once. A field is `name: encoding "what"`, the encoding one of `u32`,
+/// `bool`, `string` (`&[u8]`), `name_list` ([`NameList`]), or `rest` (raw bytes to the end of
+/// the message, with no "what"); `Name = number;` is a message with no fields. Each derives
+/// `Debug, Clone, PartialEq, Eq` (and `Copy` when it borrows nothing: add it). Messages with
+/// variable layouts implement [`Message`] by hand.
+macro_rules! messages {
+    (@ty u32) => { u32 };
+    (@ty bool) => { bool };
+    (@ty string) => { &'a [u8] };
+    (@ty rest) => { &'a [u8] };
+    (@ty name_list) => { $crate::wire::codec::NameList<'a> };
+    (@write $w:ident name_list $v:expr) => { $w.name_list(&$v) };
+    (@write $w:ident rest $v:expr) => { $w.raw($v) };
+    (@write $w:ident $enc:ident $v:expr) => { $w.$enc($v) };
+    (@read $r:ident rest) => { $r.rest() };
+    (@read $r:ident $enc:ident $what:literal) => { $r.$enc($what)? };
+    () => {};
+    // A message with no fields after its number.
+    ($(#[$meta:meta])* $name:ident = $number:expr; $($more:tt)*) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $name;
+
+        impl $crate::wire::codec::Message<'_> for $name {
+            const NUMBER: u8 = $number;
+            fn write_body(&self, _: &mut $crate::wire::codec::Writer) {}
+            fn read_body(
+                _: &mut $crate::wire::codec::Reader<'_>,
+            ) -> Result<Self, $crate::wire::codec::DecodeError> {
+                Ok(Self)
+            }
+        }
+
+        $crate::wire::codec::messages!($($more)*);
+    };
+    (
+        $(#[$meta:meta])*
+        $name:ident $(<$lt:lifetime>)? = $number:expr => {
+            $($(#[$field_meta:meta])* $field:ident: $enc:ident $($what:literal)?,)*
+        }
+        $($more:tt)*
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub struct $name $(<$lt>)? {
+            $($(#[$field_meta])* pub $field: $crate::wire::codec::messages!(@ty $enc),)*
+        }
+
+        impl<'a> $crate::wire::codec::Message<'a> for $name $(<$lt>)? {
+            const NUMBER: u8 = $number;
+            fn write_body(&self, w: &mut $crate::wire::codec::Writer) {
+                $($crate::wire::codec::messages!(@write w $enc self.$field);)*
+            }
+            fn read_body(
+                r: &mut $crate::wire::codec::Reader<'a>,
+            ) -> Result<Self, $crate::wire::codec::DecodeError> {
+                Ok(Self {
+                    $($field: $crate::wire::codec::messages!(@read r $enc $($what)?),)*
+                })
+            }
+        }
+
+        $crate::wire::codec::messages!($($more)*);
+    };
+}
+pub(crate) use messages;
+
 /// Builds an outgoing message.
 #[derive(Debug, Default, Clone)]
 pub struct Writer {
@@ -265,6 +334,58 @@ impl Writer {
 
     pub fn into_bytes(self) -> Vec<u8> {
         self.buf
+    }
+}
+
+/// What the message modules' round-trip tests share.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::{DecodeError, Message};
+    use proptest::prelude::*;
+
+    /// The encoding with one byte more, so that the trailing-byte check borrows as long as
+    /// the decoded message does.
+    pub fn trail(mut bytes: Vec<u8>) -> Vec<u8> {
+        bytes.push(0);
+        bytes
+    }
+
+    /// Up to 64 arbitrary bytes, for string and raw fields.
+    pub fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(any::<u8>(), 0..64)
+    }
+
+    /// `long` is the encoding of `m` followed by one stray byte ([`trail`]): `m` encodes to
+    /// it, decodes back, and no prefix nor the longer input decodes to `m` (a message that
+    /// ends in a raw tail may decode from them, as another message).
+    pub fn round_trip<'a, M: Message<'a> + PartialEq + std::fmt::Debug>(m: &M, long: &'a [u8]) {
+        let bytes = &long[..long.len() - 1];
+        assert_eq!(bytes, &m.encode()[..]);
+        assert_eq!(&M::decode(bytes).unwrap(), m);
+        let mut appended = vec![0xee];
+        m.encode_into(&mut appended);
+        assert_eq!(&appended[1..], bytes, "encode_into appends");
+        for cut in 0..bytes.len() {
+            // Every strict prefix fails, except where the message ends in a raw tail.
+            if let Ok(short) = M::decode(&bytes[..cut]) {
+                assert_ne!(&short, m, "prefix {cut}");
+            }
+        }
+        assert!(M::decode(long).map_or(true, |l| &l != m), "trailing byte");
+    }
+
+    /// [`round_trip`] for a message without a raw tail: every prefix fails to decode, and so
+    /// does the input with its stray byte.
+    pub fn round_trip_exact<'a, M: Message<'a> + PartialEq + std::fmt::Debug>(
+        m: &M,
+        long: &'a [u8],
+    ) {
+        round_trip(m, long);
+        let bytes = &long[..long.len() - 1];
+        for cut in 0..bytes.len() {
+            assert!(M::decode(&bytes[..cut]).is_err(), "prefix {cut}");
+        }
+        assert_eq!(M::decode(long), Err(DecodeError::Trailing(1)));
     }
 }
 

@@ -1,7 +1,7 @@
 //! User authentication messages (RFC 4252), publickey method only (§7): the native client
 //! sends them, `sshtune serve` reads them.
 
-use super::codec::{DecodeError, Message, NameList, Reader, Writer};
+use super::codec::{messages, DecodeError, Message, Reader, Writer};
 use super::numbers as n;
 
 /// The method name of RFC 4252 §7.
@@ -104,76 +104,29 @@ impl<'a> Message<'a> for UserauthRequest<'a> {
     }
 }
 
-/// SSH_MSG_USERAUTH_FAILURE (§5.1).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserauthFailure<'a> {
-    /// Methods that may continue.
-    pub methods: NameList<'a>,
-    pub partial_success: bool,
-}
-
-impl<'a> Message<'a> for UserauthFailure<'a> {
-    const NUMBER: u8 = n::USERAUTH_FAILURE;
-    fn write_body(&self, w: &mut Writer) {
-        w.name_list(&self.methods).bool(self.partial_success);
+messages! {
+    /// SSH_MSG_USERAUTH_FAILURE (§5.1).
+    UserauthFailure<'a> = n::USERAUTH_FAILURE => {
+        /// Methods that may continue.
+        methods: name_list "methods",
+        partial_success: bool "partial success",
     }
-    fn read_body(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            methods: r.name_list("methods")?,
-            partial_success: r.bool("partial success")?,
-        })
-    }
-}
 
-/// SSH_MSG_USERAUTH_SUCCESS (§5.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UserauthSuccess;
-
-impl Message<'_> for UserauthSuccess {
-    const NUMBER: u8 = n::USERAUTH_SUCCESS;
-    fn write_body(&self, _: &mut Writer) {}
-    fn read_body(_: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self)
+    /// SSH_MSG_USERAUTH_PK_OK (§7): the key of a query would be accepted.
+    UserauthPkOk<'a> = n::USERAUTH_PK_OK => {
+        algorithm: string "algorithm",
+        blob: string "key",
     }
-}
 
-/// SSH_MSG_USERAUTH_PK_OK (§7): the key of a query would be accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserauthPkOk<'a> {
-    pub algorithm: &'a [u8],
-    pub blob: &'a [u8],
-}
-
-impl<'a> Message<'a> for UserauthPkOk<'a> {
-    const NUMBER: u8 = n::USERAUTH_PK_OK;
-    fn write_body(&self, w: &mut Writer) {
-        w.string(self.algorithm).string(self.blob);
-    }
-    fn read_body(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            algorithm: r.string("algorithm")?,
-            blob: r.string("key")?,
-        })
-    }
+    /// SSH_MSG_USERAUTH_SUCCESS (§5.1).
+    UserauthSuccess = n::USERAUTH_SUCCESS;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::codec::testing::{bytes, round_trip, trail};
     use proptest::prelude::*;
-
-    fn round_trip<'a, M: Message<'a> + PartialEq + std::fmt::Debug>(m: &M, bytes: &'a [u8]) {
-        assert_eq!(&M::decode(bytes).unwrap(), m);
-        for cut in 0..bytes.len() {
-            if let Ok(short) = M::decode(&bytes[..cut]) {
-                assert_ne!(&short, m, "prefix {cut}");
-            }
-        }
-    }
-
-    fn bytes() -> impl Strategy<Value = Vec<u8>> {
-        proptest::collection::vec(any::<u8>(), 0..64)
-    }
 
     proptest! {
         #[test]
@@ -185,14 +138,14 @@ mod tests {
                 service: b"ssh-connection",
                 method: Method::PublicKey { algorithm: &alg, blob: &blob, signature: sig.as_deref() },
             };
-            round_trip(&pk, &pk.encode());
+            round_trip(&pk, &trail(pk.encode()));
             let o = UserauthRequest { user: &user, service: b"x", method: Method::Other { name: other.as_bytes(), data: &blob } };
-            round_trip(&o, &o.encode());
+            round_trip(&o, &trail(o.encode()));
             let f = UserauthFailure { methods: methods.iter().collect(), partial_success: partial };
-            round_trip(&f, &f.encode());
+            round_trip(&f, &trail(f.encode()));
             let ok = UserauthPkOk { algorithm: &alg, blob: &blob };
-            round_trip(&ok, &ok.encode());
-            round_trip(&UserauthSuccess, &UserauthSuccess.encode());
+            round_trip(&ok, &trail(ok.encode()));
+            round_trip(&UserauthSuccess, &trail(UserauthSuccess.encode()));
         }
     }
 

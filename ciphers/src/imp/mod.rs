@@ -76,35 +76,33 @@ pub(crate) trait Aead: Send {
     }
 }
 
-pub(crate) fn crypt(
-    spec: &'static CipherSpec,
-    backend: Backend,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Crypt>> {
+/// What one direction's cipher is built from: its catalog entry, its key and IV (of the
+/// catalog's sizes), and whether it encrypts or decrypts.
+#[derive(Clone, Copy)]
+pub(crate) struct CipherKey<'k> {
+    pub spec: &'static CipherSpec,
+    pub key: &'k [u8],
+    pub iv: &'k [u8],
+    pub encrypt: bool,
+}
+
+pub(crate) fn crypt(k: CipherKey, backend: Backend) -> Result<Box<dyn Crypt>> {
     match backend {
         #[cfg(feature = "openssl")]
-        Backend::Openssl => ossl::crypt(spec, key, iv, encrypt),
+        Backend::Openssl => ossl::crypt(k),
         #[cfg(not(feature = "openssl"))]
         Backend::Openssl => Err(unavailable(Backend::Openssl)),
-        Backend::Rust => rust::crypt(spec, key, iv, encrypt),
+        Backend::Rust => rust::crypt(k),
     }
 }
 
-pub(crate) fn aead(
-    spec: &'static CipherSpec,
-    backend: Backend,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Aead>> {
+pub(crate) fn aead(k: CipherKey, backend: Backend) -> Result<Box<dyn Aead>> {
     match backend {
         #[cfg(feature = "openssl")]
-        Backend::Openssl => ossl::aead(spec, key, iv, encrypt),
+        Backend::Openssl => ossl::aead(k),
         #[cfg(not(feature = "openssl"))]
         Backend::Openssl => Err(unavailable(Backend::Openssl)),
-        Backend::Rust => rust::aead(spec, key, iv, encrypt),
+        Backend::Rust => rust::aead(k),
     }
 }
 
@@ -136,35 +134,23 @@ fn no_ahead(spec: &CipherSpec, backend: Backend) -> Error {
 }
 
 /// [`crypt`] with the keystream computed by a helper thread ([`ahead_ctr`]); CTR only.
-pub(crate) fn crypt_ahead(
-    spec: &'static CipherSpec,
-    backend: Backend,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Crypt>> {
-    if spec.kind != CipherKind::Ctr {
-        return Err(no_ahead(spec, backend));
+pub(crate) fn crypt_ahead(k: CipherKey, backend: Backend) -> Result<Box<dyn Crypt>> {
+    if k.spec.kind != CipherKind::Ctr {
+        return Err(no_ahead(k.spec, backend));
     }
-    let inner = crypt(spec, backend, key, iv, encrypt)?;
+    let inner = crypt(k, backend)?;
     Ok(Box::new(ahead_ctr::AheadCtr::new(inner)))
 }
 
 /// [`aead`] with the keystream computed by a helper thread ([`ahead_chacha`]);
 /// chacha20-poly1305 only.
-pub(crate) fn aead_ahead(
-    spec: &'static CipherSpec,
-    backend: Backend,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Aead>> {
-    if spec.primitive != Primitive::ChaChaPoly {
-        return Err(no_ahead(spec, backend));
+pub(crate) fn aead_ahead(k: CipherKey, backend: Backend) -> Result<Box<dyn Aead>> {
+    if k.spec.primitive != Primitive::ChaChaPoly {
+        return Err(no_ahead(k.spec, backend));
     }
-    let inline = aead(spec, backend, key, iv, encrypt)?;
+    let inline = aead(k, backend)?;
     Ok(Box::new(ahead_chacha::AheadChaChaPoly::new(
-        key, backend, inline,
+        k.key, backend, inline,
     )?))
 }
 

@@ -1,7 +1,7 @@
 //! The `openssl` backend: libcrypto's EVP interface, the code OpenSSH itself runs.
 
 use super::poly::OsslPoly1305;
-use super::{Aead, Crypt, GcmNonce, Identity, Mac};
+use super::{Aead, CipherKey, Crypt, GcmNonce, Identity, Mac};
 use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
 use crate::error::{Error, Result};
 use crate::imp::umac::{Umac, UmacAes};
@@ -115,68 +115,60 @@ impl Crypt for EvpCrypt {
     }
 }
 
-pub(super) fn crypt(
-    spec: &'static CipherSpec,
-    key: &[u8],
-    iv: &[u8],
+/// `encrypt_init` or `decrypt_init`, as the key's direction asks.
+fn init(
+    ctx: &mut CipherCtx,
     encrypt: bool,
-) -> Result<Box<dyn Crypt>> {
-    if spec.primitive == Primitive::Null {
+    cipher: Option<&CipherRef>,
+    key: Option<&[u8]>,
+    iv: Option<&[u8]>,
+) -> std::result::Result<(), openssl::error::ErrorStack> {
+    if encrypt {
+        ctx.encrypt_init(cipher, key, iv)
+    } else {
+        ctx.decrypt_init(cipher, key, iv)
+    }
+}
+
+pub(super) fn crypt(k: CipherKey) -> Result<Box<dyn Crypt>> {
+    if k.spec.primitive == Primitive::Null {
         return Ok(Box::new(Identity));
     }
-    if spec.primitive.needs_legacy_provider() {
+    if k.spec.primitive.needs_legacy_provider() {
         legacy_provider()?;
     }
-    let cipher = evp_cipher(spec).ok_or_else(|| unsupported(spec))?;
+    let cipher = evp_cipher(k.spec).ok_or_else(|| unsupported(k.spec))?;
     let err = |e| Error::openssl("cipher init", e);
     let mut ctx = CipherCtx::new().map_err(err)?;
-    let iv = (!iv.is_empty()).then_some(iv);
-    if encrypt {
-        ctx.encrypt_init(Some(cipher), None, None).map_err(err)?;
-    } else {
-        ctx.decrypt_init(Some(cipher), None, None).map_err(err)?;
-    }
+    let iv = (!k.iv.is_empty()).then_some(k.iv);
+    init(&mut ctx, k.encrypt, Some(cipher), None, None).map_err(err)?;
     // Blowfish and RC4 take variable keys; SSH's sizes are in the catalog.
-    ctx.set_key_length(key.len()).map_err(err)?;
+    ctx.set_key_length(k.key.len()).map_err(err)?;
     ctx.set_padding(false);
-    if encrypt {
-        ctx.encrypt_init(None, Some(key), iv).map_err(err)?;
-    } else {
-        ctx.decrypt_init(None, Some(key), iv).map_err(err)?;
-    }
+    init(&mut ctx, k.encrypt, None, Some(k.key), iv).map_err(err)?;
     let block = ctx.block_size();
     let mut c = EvpCrypt { ctx, block };
-    if let Primitive::Rc4 { discard } = spec.primitive {
+    if let Primitive::Rc4 { discard } = k.spec.primitive {
         c.apply(&mut vec![0u8; discard])?;
     }
     Ok(Box::new(c))
 }
 
-pub(super) fn aead(
-    spec: &'static CipherSpec,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Aead>> {
-    match spec.primitive {
+pub(super) fn aead(k: CipherKey) -> Result<Box<dyn Aead>> {
+    match k.spec.primitive {
         Primitive::AesGcm => {
-            let cipher = evp_cipher(spec).ok_or_else(|| unsupported(spec))?;
+            let cipher = evp_cipher(k.spec).ok_or_else(|| unsupported(k.spec))?;
             let err = |e| Error::openssl("gcm init", e);
             let mut ctx = CipherCtx::new().map_err(err)?;
-            if encrypt {
-                ctx.encrypt_init(Some(cipher), Some(key), None)
-            } else {
-                ctx.decrypt_init(Some(cipher), Some(key), None)
-            }
-            .map_err(err)?;
+            init(&mut ctx, k.encrypt, Some(cipher), Some(k.key), None).map_err(err)?;
             Ok(Box::new(EvpGcm {
                 ctx,
-                nonce: GcmNonce::new(iv),
-                encrypt,
+                nonce: GcmNonce::new(k.iv),
+                encrypt: k.encrypt,
             }))
         }
-        Primitive::ChaChaPoly => Ok(Box::new(EvpChaChaPoly::new(key)?)),
-        _ => Err(unsupported(spec)),
+        Primitive::ChaChaPoly => Ok(Box::new(EvpChaChaPoly::new(k.key)?)),
+        _ => Err(unsupported(k.spec)),
     }
 }
 
@@ -190,11 +182,7 @@ struct EvpGcm {
 impl EvpGcm {
     fn start(&mut self, len4: &[u8]) -> std::result::Result<(), openssl::error::ErrorStack> {
         let n = self.nonce.current();
-        if self.encrypt {
-            self.ctx.encrypt_init(None, None, Some(&n))?;
-        } else {
-            self.ctx.decrypt_init(None, None, Some(&n))?;
-        }
+        init(&mut self.ctx, self.encrypt, None, None, Some(&n))?;
         self.ctx.cipher_update(len4, None)?;
         Ok(())
     }

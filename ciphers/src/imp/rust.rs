@@ -1,7 +1,7 @@
 //! The `rust` backend: ring for the AEADs, RustCrypto for the rest — no C library at run time.
 
 use super::umac::{Umac, UmacAes};
-use super::{Aead, Crypt, GcmNonce, Identity, Mac};
+use super::{Aead, CipherKey, Crypt, GcmNonce, Identity, Mac};
 use crate::catalog::{CipherKind, CipherSpec, MacSpec, Primitive};
 use crate::error::{Error, Result};
 use cipher::{
@@ -39,89 +39,79 @@ impl<C: StreamCipher + Send> Crypt for Stream<C> {
     }
 }
 
-struct CbcEnc<C: BlockEncryptMut + BlockCipher>(cbc::Encryptor<C>);
-struct CbcDec<C: BlockDecryptMut + BlockCipher>(cbc::Decryptor<C>);
+/// CBC in the direction the key was made for.
+enum Cbc<C: BlockEncryptMut + BlockDecryptMut + BlockCipher> {
+    Encrypt(cbc::Encryptor<C>),
+    Decrypt(cbc::Decryptor<C>),
+}
 
-impl<C: BlockEncryptMut + BlockCipher + Send> Crypt for CbcEnc<C> {
+impl<C: BlockEncryptMut + BlockDecryptMut + BlockCipher + Send> Crypt for Cbc<C> {
     fn apply(&mut self, buf: &mut [u8]) -> Result<()> {
         let (blocks, rest) = cipher::inout::InOutBuf::from(buf).into_chunks();
         debug_assert!(rest.is_empty());
-        self.0.encrypt_blocks_inout_mut(blocks);
+        match self {
+            Cbc::Encrypt(c) => c.encrypt_blocks_inout_mut(blocks),
+            Cbc::Decrypt(c) => c.decrypt_blocks_inout_mut(blocks),
+        }
         Ok(())
     }
 }
 
-impl<C: BlockDecryptMut + BlockCipher + Send> Crypt for CbcDec<C> {
-    fn apply(&mut self, buf: &mut [u8]) -> Result<()> {
-        let (blocks, rest) = cipher::inout::InOutBuf::from(buf).into_chunks();
-        debug_assert!(rest.is_empty());
-        self.0.decrypt_blocks_inout_mut(blocks);
-        Ok(())
-    }
-}
-
-fn cbc<C>(spec: &CipherSpec, key: &[u8], iv: &[u8], encrypt: bool) -> Result<Box<dyn Crypt>>
+fn cbc<C>(k: CipherKey) -> Result<Box<dyn Crypt>>
 where
     C: BlockEncryptMut + BlockDecryptMut + BlockCipher + KeyInit + Send + 'static,
 {
-    Ok(if encrypt {
-        Box::new(CbcEnc(
-            cbc::Encryptor::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
-        ))
+    let bad = |_| bad_key(k.spec);
+    Ok(Box::new(if k.encrypt {
+        Cbc::Encrypt(cbc::Encryptor::<C>::new_from_slices(k.key, k.iv).map_err(bad)?)
     } else {
-        Box::new(CbcDec(
-            cbc::Decryptor::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
-        ))
-    })
+        Cbc::Decrypt(cbc::Decryptor::<C>::new_from_slices(k.key, k.iv).map_err(bad)?)
+    }))
 }
 
-fn ctr<C>(spec: &CipherSpec, key: &[u8], iv: &[u8]) -> Result<Box<dyn Crypt>>
+fn ctr<C>(k: CipherKey) -> Result<Box<dyn Crypt>>
 where
     C: BlockEncrypt + BlockCipher<BlockSize = cipher::consts::U16> + KeyInit + Send + 'static,
     ctr::Ctr128BE<C>: Send,
 {
     Ok(Box::new(Stream(
-        ctr::Ctr128BE::<C>::new_from_slices(key, iv).map_err(|_| bad_key(spec))?,
+        ctr::Ctr128BE::<C>::new_from_slices(k.key, k.iv).map_err(|_| bad_key(k.spec))?,
     )))
 }
 
-fn rc4(spec: &CipherSpec, key: &[u8], discard: usize) -> Result<Box<dyn Crypt>> {
+fn rc4(k: CipherKey, discard: usize) -> Result<Box<dyn Crypt>> {
     use rc4::{consts, Rc4};
-    let mut s: Box<dyn Crypt> = match key.len() {
+    let bad = |_| bad_key(k.spec);
+    let mut s: Box<dyn Crypt> = match k.key.len() {
         16 => Box::new(Stream(
-            Rc4::<consts::U16>::new_from_slice(key).map_err(|_| bad_key(spec))?,
+            Rc4::<consts::U16>::new_from_slice(k.key).map_err(bad)?,
         )),
         32 => Box::new(Stream(
-            Rc4::<consts::U32>::new_from_slice(key).map_err(|_| bad_key(spec))?,
+            Rc4::<consts::U32>::new_from_slice(k.key).map_err(bad)?,
         )),
-        _ => return Err(bad_key(spec)),
+        _ => return Err(bad_key(k.spec)),
     };
     s.apply(&mut vec![0u8; discard])?;
     Ok(s)
 }
 
-pub(super) fn crypt(
-    spec: &'static CipherSpec,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Crypt>> {
+pub(super) fn crypt(k: CipherKey) -> Result<Box<dyn Crypt>> {
     use aes::{Aes128, Aes192, Aes256};
-    match (spec.primitive, spec.kind, key.len()) {
+    match (k.spec.primitive, k.spec.kind, k.key.len()) {
         (Primitive::Null, _, _) => Ok(Box::new(Identity)),
-        (Primitive::Aes, CipherKind::Ctr, 16) => ctr::<Aes128>(spec, key, iv),
-        (Primitive::Aes, CipherKind::Ctr, 24) => ctr::<Aes192>(spec, key, iv),
-        (Primitive::Aes, CipherKind::Ctr, 32) => ctr::<Aes256>(spec, key, iv),
-        (Primitive::Aes, CipherKind::Cbc, 16) => cbc::<Aes128>(spec, key, iv, encrypt),
-        (Primitive::Aes, CipherKind::Cbc, 24) => cbc::<Aes192>(spec, key, iv, encrypt),
-        (Primitive::Aes, CipherKind::Cbc, 32) => cbc::<Aes256>(spec, key, iv, encrypt),
-        (Primitive::TripleDes, _, _) => cbc::<des::TdesEde3>(spec, key, iv, encrypt),
-        (Primitive::Blowfish, _, _) => cbc::<blowfish::Blowfish>(spec, key, iv, encrypt),
-        (Primitive::Cast128, _, _) => cbc::<cast5::Cast5>(spec, key, iv, encrypt),
-        (Primitive::Rc4 { discard }, _, _) => rc4(spec, key, discard),
+        (Primitive::Aes, CipherKind::Ctr, 16) => ctr::<Aes128>(k),
+        (Primitive::Aes, CipherKind::Ctr, 24) => ctr::<Aes192>(k),
+        (Primitive::Aes, CipherKind::Ctr, 32) => ctr::<Aes256>(k),
+        (Primitive::Aes, CipherKind::Cbc, 16) => cbc::<Aes128>(k),
+        (Primitive::Aes, CipherKind::Cbc, 24) => cbc::<Aes192>(k),
+        (Primitive::Aes, CipherKind::Cbc, 32) => cbc::<Aes256>(k),
+        (Primitive::TripleDes, _, _) => cbc::<des::TdesEde3>(k),
+        (Primitive::Blowfish, _, _) => cbc::<blowfish::Blowfish>(k),
+        (Primitive::Cast128, _, _) => cbc::<cast5::Cast5>(k),
+        (Primitive::Rc4 { discard }, _, _) => rc4(k, discard),
         _ => Err(Error::UnknownCipher(format!(
             "{} (no rust mapping)",
-            spec.name
+            k.spec.name
         ))),
     }
 }
@@ -219,36 +209,31 @@ fn wrong_direction() -> Error {
     }
 }
 
-pub(super) fn aead(
-    spec: &'static CipherSpec,
-    key: &[u8],
-    iv: &[u8],
-    encrypt: bool,
-) -> Result<Box<dyn Aead>> {
-    match spec.primitive {
+pub(super) fn aead(k: CipherKey) -> Result<Box<dyn Aead>> {
+    match k.spec.primitive {
         Primitive::AesGcm => {
-            let alg = if key.len() == 16 {
+            let alg = if k.key.len() == 16 {
                 &raead::AES_128_GCM
             } else {
                 &raead::AES_256_GCM
             };
-            let k = raead::UnboundKey::new(alg, key).map_err(|_| bad_key(spec))?;
+            let unbound = raead::UnboundKey::new(alg, k.key).map_err(|_| bad_key(k.spec))?;
             Ok(Box::new(RingGcm {
-                key: raead::LessSafeKey::new(k),
-                nonce: GcmNonce::new(iv),
+                key: raead::LessSafeKey::new(unbound),
+                nonce: GcmNonce::new(k.iv),
             }))
         }
         Primitive::ChaChaPoly => {
-            let k: &[u8; rchacha::KEY_LEN] = key.try_into().map_err(|_| bad_key(spec))?;
-            Ok(Box::new(if encrypt {
-                RingChaCha::Seal(rchacha::SealingKey::new(k))
+            let key: &[u8; rchacha::KEY_LEN] = k.key.try_into().map_err(|_| bad_key(k.spec))?;
+            Ok(Box::new(if k.encrypt {
+                RingChaCha::Seal(rchacha::SealingKey::new(key))
             } else {
-                RingChaCha::Open(rchacha::OpeningKey::new(k))
+                RingChaCha::Open(rchacha::OpeningKey::new(key))
             }))
         }
         _ => Err(Error::UnknownCipher(format!(
             "{} (no rust AEAD)",
-            spec.name
+            k.spec.name
         ))),
     }
 }

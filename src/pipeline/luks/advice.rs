@@ -307,6 +307,19 @@ mod tests {
         c
     }
 
+    /// The board's bench report, a storage without a LUKS volume, and the settings offered
+    /// for it, among them `xts256`.
+    fn board() -> (BenchReport, StorageInfo, Vec<LuksSetting>) {
+        let bench: BenchReport = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/config/bench-openssh-9.2.json"
+        ))
+        .unwrap();
+        let storage = StorageInfo::default();
+        let list = settings::candidates(&storage, "");
+        assert!(list.iter().any(|s| s.name == "xts256"));
+        (bench, storage, list)
+    }
+
     fn ssh_for(bench: &BenchReport) -> SshSide<'_> {
         SshSide {
             server: &bench.server,
@@ -320,18 +333,8 @@ mod tests {
     fn overlapping_samples_keep_todays_luks_setting() {
         // The board: aes128-gcm onto xts256-4k read 3.6 (3.5–3.6), but aes128-gcm
         // onto today's xts256 read 3.5 (2.9–3.7): the gain is the cipher's alone.
-        let bench: BenchReport = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/config/bench-openssh-9.2.json"
-        ))
-        .unwrap();
-        let storage = StorageInfo::default();
-        let list = settings::candidates(&storage, "");
-        let today = list
-            .iter()
-            .find(|s| s.name == "xts256")
-            .unwrap()
-            .name
-            .clone();
+        let (bench, storage, list) = board();
+        let today = "xts256".to_string();
         let other = list.iter().find(|s| s.name != today).unwrap().name.clone();
         let chacha = "chacha20-poly1305@openssh.com";
         let gcm = "aes128-gcm@openssh.com";
@@ -381,18 +384,8 @@ mod tests {
     fn the_cipher_inside_a_tier_is_the_fixed_preference_not_the_noise() {
         // Three overlapping ciphers on one setting: whichever median is highest, the line
         // starts with the same one.
-        let bench: BenchReport = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/config/bench-openssh-9.2.json"
-        ))
-        .unwrap();
-        let storage = StorageInfo::default();
-        let list = settings::candidates(&storage, "");
-        let only = list
-            .iter()
-            .find(|s| s.name == "xts256")
-            .unwrap()
-            .name
-            .clone();
+        let (bench, storage, list) = board();
+        let only = "xts256".to_string();
         let pick = |a: &[f64], b: &[f64], c: &[f64]| {
             let cells = vec![
                 cell_with("aes128-ctr", &only, a),

@@ -209,7 +209,7 @@ pub fn matrix(
             tally.unplan(c, &st.name);
         }
         let ended = if runs {
-            let (rows, ended) = cells(s, agent, st, c, tally, alone);
+            let (rows, ended) = setting_cells(s, agent, st, c, tally, alone);
             out.cells.push((st.name.clone(), rows));
             ended
         } else {
@@ -263,27 +263,6 @@ fn stopped(e: anyhow::Error, ctx: Option<&Ctx>, mut out: Matrix) -> Result<Matri
         }
         _ => Err(e),
     }
-}
-
-/// A setting's cells with the plan's copies per cell.
-fn cells(
-    s: &Setup,
-    agent: &mut Agent,
-    st: &LuksSetting,
-    c: &Ctx,
-    tally: &mut Tally,
-    alone: &mut Vec<AloneStage>,
-) -> (Vec<Row>, Result<()>) {
-    (s.say)(&format!(
-        "LUKS {}: rsync into ext4 on the scratch mapping",
-        st.name
-    ));
-    let opts = Options {
-        repeat: c.plan.repeat,
-        ..s.opts.clone()
-    };
-    let s = &Setup { opts: &opts, ..*s };
-    setting_cells(s, agent, st, c, tally, alone)
 }
 
 /// The plan, once the first setting's volume is made (`first`) and the model has its
@@ -358,11 +337,11 @@ fn plan<'a>(
     }
 }
 
-/// One setting's cells (its volume mapped and mounted): each cipher's copy is compared with
-/// the source before the next cipher empties the volume (the hook runs ahead of each
-/// cipher's cells), the last one after them. Before each cipher: the estimate of what is
-/// left, and `OutOfTime` when its cells no longer fit `--max-time`. On a signal the cells
-/// that finished stay (their copies unchecked past the last check).
+/// One setting's cells (its volume mapped and mounted), with the plan's copies per cell: each
+/// cipher's copy is compared with the source before the next cipher empties the volume (the
+/// hook runs ahead of each cipher's cells), the last one after them. Before each cipher: the
+/// estimate of what is left, and `OutOfTime` when its cells no longer fit `--max-time`. On a
+/// signal the cells that finished stay (their copies unchecked past the last check).
 fn setting_cells(
     s: &Setup,
     agent: &mut Agent,
@@ -371,6 +350,15 @@ fn setting_cells(
     tally: &mut Tally,
     alone: &mut Vec<AloneStage>,
 ) -> (Vec<Row>, Result<()>) {
+    (s.say)(&format!(
+        "LUKS {}: rsync into ext4 on the scratch mapping",
+        st.name
+    ));
+    let opts = Options {
+        repeat: ctx.plan.repeat,
+        ..s.opts.clone()
+    };
+    let s = &Setup { opts: &opts, ..*s };
     let mut checks: Vec<(String, Option<String>)> = Vec::new();
     let mut previous: Option<(String, Instant)> = None;
     let mut walls: Vec<(String, f64)> = Vec::new();

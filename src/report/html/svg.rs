@@ -95,6 +95,29 @@ fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Where a `<text>` stands against its x.
+#[derive(Clone, Copy)]
+enum Anchor {
+    /// SVG's default: the text starts at x.
+    Start,
+    Middle,
+    End,
+}
+
+/// Appends a `<text>` of `class` at (x, y), its content escaped.
+fn text(body: &mut String, (x, y): (f64, f64), class: &str, anchor: Anchor, content: &str) {
+    let anchor = match anchor {
+        Anchor::Start => "",
+        Anchor::Middle => r#" text-anchor="middle""#,
+        Anchor::End => r#" text-anchor="end""#,
+    };
+    let _ = write!(
+        body,
+        r#"<text x="{x:.1}" y="{y:.1}" class="{class}"{anchor}>{}</text>"#,
+        esc(content)
+    );
+}
+
 /// Grouped horizontal bars on one linear scale starting at zero.
 pub fn bars(title: &str, unit: &str, groups: &[Group], lines: &[Line]) -> String {
     let top = groups
@@ -113,20 +136,22 @@ pub fn bars(title: &str, unit: &str, groups: &[Group], lines: &[Line]) -> String
     for g in groups {
         let rows = g.bars.len().max(1) as f64;
         let h = rows * BAR_H + (rows - 1.0) * GAP;
-        let _ = write!(
-            body,
-            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
-            lw - 6.0,
-            y + h / 2.0 + 4.0,
-            esc(&g.label)
+        let label_y = y + h / 2.0 + 4.0;
+        text(
+            &mut body,
+            (lw - 6.0, label_y),
+            "label",
+            Anchor::End,
+            &g.label,
         );
         if let Some(e) = &g.error {
-            let _ = write!(
-                body,
-                r#"<text x="{:.1}" y="{:.1}" class="error">error: {}</text>"#,
-                lw + 4.0,
-                y + BAR_H / 2.0 + 4.0,
-                esc(e)
+            let at = (lw + 4.0, y + BAR_H / 2.0 + 4.0);
+            text(
+                &mut body,
+                at,
+                "error",
+                Anchor::Start,
+                &format!("error: {e}"),
             );
         }
         for (i, b) in g.bars.iter().enumerate() {
@@ -152,20 +177,22 @@ pub fn bars(title: &str, unit: &str, groups: &[Group], lines: &[Line]) -> String
                 );
             }
             let tx = x(b.max.unwrap_or(b.value).max(b.value)) + 5.0;
-            let _ = write!(
-                body,
-                r#"<text x="{tx:.1}" y="{:.1}" class="value">{}</text>"#,
-                by + BAR_H / 2.0 + 4.0,
-                esc(&fmt_num(b.value))
+            let ty = by + BAR_H / 2.0 + 4.0;
+            text(
+                &mut body,
+                (tx, ty),
+                "value",
+                Anchor::Start,
+                &fmt_num(b.value),
             );
             if !b.note.is_empty() {
-                let _ = write!(
-                    body,
-                    r#"<text x="{:.1}" y="{:.1}" class="note{}">{}</text>"#,
-                    WIDTH - NOTE_W + 40.0,
-                    by + BAR_H / 2.0 + 4.0,
-                    if b.strong { " sig" } else { "" },
-                    esc(&b.note)
+                let class = if b.strong { "note sig" } else { "note" };
+                text(
+                    &mut body,
+                    (WIDTH - NOTE_W + 40.0, ty),
+                    class,
+                    Anchor::Start,
+                    &b.note,
                 );
             }
         }
@@ -204,12 +231,12 @@ fn axis(body: &mut String, y: f64, max: f64, unit: &str, lw: f64, plot_w: f64) {
             fmt_num(v)
         );
     }
-    let _ = write!(
+    text(
         body,
-        r#"<text x="{:.1}" y="{:.1}" class="tick">{}</text>"#,
-        lw + plot_w + 22.0,
-        y + 15.0,
-        esc(unit)
+        (lw + plot_w + 22.0, y + 15.0),
+        "tick",
+        Anchor::Start,
+        unit,
     );
 }
 
@@ -262,13 +289,9 @@ pub fn stacked(title: &str, unit: &str, names: &[&str], stacks: &[Stack]) -> Str
             x += w;
         }
         let total: f64 = s.segments.iter().map(|(_, v)| v.max(0.0)).sum();
-        let _ = write!(
-            body,
-            r#"</g><text x="{:.1}" y="{:.1}" class="value">{}</text>"#,
-            x + 5.0,
-            y + BAR_H / 2.0 + 4.0,
-            fmt_num(total)
-        );
+        body.push_str("</g>");
+        let at = (x + 5.0, y + BAR_H / 2.0 + 4.0);
+        text(&mut body, at, "value", Anchor::Start, &fmt_num(total));
         y += BAR_H + GROUP_GAP;
     }
     let bottom = y;
@@ -301,22 +324,17 @@ pub fn heatmap(title: &str, columns: &[String], rows: &[HeatRow]) -> String {
     let cell_h = 26.0;
     let mut body = String::new();
     for (j, c) in columns.iter().enumerate() {
-        let _ = write!(
-            body,
-            r#"<text x="{:.1}" y="{:.1}" class="tick" text-anchor="middle">{}</text>"#,
-            lw + cell_w * (j as f64 + 0.5),
-            TOP - 8.0,
-            esc(c)
-        );
+        let at = (lw + cell_w * (j as f64 + 0.5), TOP - 8.0);
+        text(&mut body, at, "tick", Anchor::Middle, c);
     }
     for (i, (label, cells)) in rows.iter().enumerate() {
         let y = TOP + i as f64 * cell_h;
-        let _ = write!(
-            body,
-            r#"<text x="{:.1}" y="{:.1}" class="label" text-anchor="end">{}</text>"#,
-            lw - 6.0,
-            y + cell_h / 2.0 + 4.0,
-            esc(label)
+        text(
+            &mut body,
+            (lw - 6.0, y + cell_h / 2.0 + 4.0),
+            "label",
+            Anchor::End,
+            label,
         );
         for (j, cell) in cells.iter().enumerate() {
             let x = lw + j as f64 * cell_w;
