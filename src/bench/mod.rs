@@ -1,7 +1,7 @@
 //! `sshtune bench`: per-cipher throughput in both directions with CPU on both ends.
 //!
 //! Measurement (`executor`, the engines, `transfer`, `run`, driven by `suite` from `Options`)
-//! is kept apart from judgement (`stats`, `verdict`, `path`, `cpu_note`) and from presentation
+//! is kept apart from judgement (`verdict`, `path`, `cpu_note`, on `crate::stats`) and from presentation
 //! (`crate::report`).
 
 pub mod adaptive;
@@ -23,7 +23,6 @@ pub mod reach;
 pub mod run;
 pub mod ssh_args;
 pub mod ssh_session;
-pub mod stats;
 pub mod streams;
 pub mod streams_gain;
 pub mod suite;

@@ -5,7 +5,7 @@
 //! overlap the next. Inside a tier the run cannot tell the rows apart.
 
 use super::model::{Direction, RankEntry, Ranking, ResultRow};
-use super::stats;
+use crate::stats;
 
 /// Ranks the measured rows of each engine and direction, fastest median first. Engines are
 /// ranked apart: the question is which cipher to pick for a given implementation.

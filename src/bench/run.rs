@@ -4,8 +4,8 @@
 
 use super::executor::{Pairs, Sample};
 use super::model::{Direction, ResultRow};
-use super::stats;
 use super::verdict::{self, Evidence};
+use crate::stats;
 
 const MIB: u64 = 1024 * 1024;
 /// Adaptive sizing never asks for more than this per transfer.

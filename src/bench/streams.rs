@@ -223,7 +223,7 @@ fn round(execs: &mut [Box<dyn Executor + Send>], job: &Job) -> Result<Round, Ssh
         streams_mib_s: samples.iter().map(|(s, _)| s.mib_s()).collect(),
         client_cpu_s: sum(|s| s.client_cpu_s).map(|c| c + own.unwrap_or(0.0)),
         server_cpu_s: sum(|s| s.server_cpu_s),
-        server_total_pct: super::stats::median(&totals),
+        server_total_pct: crate::stats::median(&totals),
     })
 }
 

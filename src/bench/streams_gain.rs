@@ -4,8 +4,8 @@
 //! `bench::streams`, the tables from `report::streams`.
 
 use super::model::{Gain, ResultRow, Streams, Verdict};
-use super::stats;
 use super::verdict::CPU_SATURATED;
+use crate::stats;
 use crate::sysinfo::MachineInfo;
 
 /// One round of N concurrent transfers.

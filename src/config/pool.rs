@@ -11,7 +11,8 @@
 //! host facts, settings, the ceiling.
 
 use crate::bench::model::{BenchReport, ResultRow};
-use crate::bench::{ranking, stats};
+use crate::bench::ranking;
+use crate::stats;
 use anyhow::{bail, Result};
 
 /// One report from `reports` (named for errors by `names`), refusing reports of different

@@ -11,7 +11,7 @@ use super::scripts;
 use super::setup::Setup;
 use super::ssh::remote_call;
 use super::MIB;
-use crate::bench::stats;
+use crate::stats;
 use crate::target::SshLog;
 use anyhow::{anyhow, bail, Result};
 use std::process::Command;

@@ -149,8 +149,8 @@ pub fn no_gain(section: Option<&JobsSection>, cipher: Option<&str>) -> Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::stats;
     use crate::pipeline::model::CpuShare;
+    use crate::stats;
 
     fn row(rates: &[f64]) -> Row {
         Row {

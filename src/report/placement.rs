@@ -3,7 +3,7 @@
 //! machine's other load explain the spread of the figures.
 
 use crate::bench::model::BenchReport;
-use crate::bench::stats;
+use crate::stats;
 
 /// Samples that saw `ssh` and the session process on one CPU in at least this share of their
 /// readings count as sharing a core.

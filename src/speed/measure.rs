@@ -155,7 +155,7 @@ fn trimmed_spread(taken: &[Sample], trim: usize) -> f64 {
     if core.len() < 2 {
         return f64::INFINITY;
     }
-    crate::bench::stats::relative_spread(core).unwrap_or(f64::INFINITY)
+    crate::stats::relative_spread(core).unwrap_or(f64::INFINITY)
 }
 
 fn take(op: &mut Op, len: f64, n: u32) -> Result<Vec<Sample>> {

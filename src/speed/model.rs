@@ -88,7 +88,7 @@ pub struct Stats {
 
 impl Stats {
     pub fn from_samples(samples: Vec<f64>) -> Option<Self> {
-        use crate::bench::stats;
+        use crate::stats;
         Some(Stats {
             median_mib_s: stats::median(&samples)?,
             min_mib_s: stats::min(&samples)?,

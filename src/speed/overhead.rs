@@ -34,7 +34,7 @@ pub fn seal_mib_per_cpu_s(cipher: &str, mac: Option<&str>) -> Result<f64> {
     let mut op = subject.op(c.default_backend())?;
     let samples = measure::run(&mut op, SEAL_CPU_S / SEAL_SAMPLES as f64, SEAL_SAMPLES)?;
     let rates: Vec<f64> = samples.iter().map(measure::Sample::mib_s).collect();
-    crate::bench::stats::median(&rates).ok_or_else(|| anyhow!("no seal sample"))
+    crate::stats::median(&rates).ok_or_else(|| anyhow!("no seal sample"))
 }
 
 /// MiB per CPU-second of a thread that only writes to a loopback TCP socket, in the
@@ -68,7 +68,7 @@ pub fn loopback_send_mib_per_cpu_s() -> Result<f64> {
         rates.push(bytes as f64 / 1048576.0 / used);
     }
     pair.finish()?;
-    crate::bench::stats::median(&rates).ok_or_else(|| anyhow!("no socket sample"))
+    crate::stats::median(&rates).ok_or_else(|| anyhow!("no socket sample"))
 }
 
 /// The row's overhead given the seal rate (and the plain socket's, when it applies), when the

@@ -227,7 +227,7 @@ fn measure_row(
         Ok(samples) => {
             let mib: Vec<f64> = samples.iter().map(|x| x.mib_s()).collect();
             let share: Vec<f64> = samples.iter().map(|x| x.cpu_share()).collect();
-            row.cpu_share = crate::bench::stats::median(&share);
+            row.cpu_share = crate::stats::median(&share);
             row.sample_cpu_s = samples.iter().map(|x| x.cpu_s).collect();
             row.stats = Stats::from_samples(mib);
         }

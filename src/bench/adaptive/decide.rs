@@ -4,7 +4,7 @@ use super::noise::{disagreement, Noise};
 use super::row::Row;
 use super::settings::Adaptive;
 use crate::bench::model::Direction;
-use crate::bench::stats;
+use crate::stats;
 
 /// Visits a row below the leader needs before its figure alone may order it (as many as the
 /// thorough mode takes): samples of one visit share one state of the machine and count once.

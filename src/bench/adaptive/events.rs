@@ -3,8 +3,8 @@
 use super::budget::Budget;
 use crate::bench::executor::Sample;
 use crate::bench::model::Direction;
-use crate::bench::stats;
 use crate::progress::Progress;
+use crate::stats;
 
 /// The progress status: what is measured and, under `--max-time`, how much of it is left (the
 /// progress display's own ETA comes from the steps).

@@ -6,7 +6,7 @@ use super::row::Row;
 use super::settings::Adaptive;
 use crate::bench::executor::{Executor, Job, Sample};
 use crate::bench::run::{next_size, Sampling, MAX_SIZE};
-use crate::bench::stats;
+use crate::stats;
 use crate::target::SshError;
 
 /// Sizing rounds of the warm-up, as in the thorough loop.

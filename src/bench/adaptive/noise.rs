@@ -2,7 +2,7 @@
 
 use super::settings::Adaptive;
 use crate::bench::executor::Sample;
-use crate::bench::stats;
+use crate::stats;
 
 /// Below this relative difference two samples agree whatever noise the run has seen: finer
 /// than that, a rank between ciphers is not worth the time on any machine.

@@ -3,7 +3,7 @@
 
 use crate::bench::executor::Sample;
 use crate::bench::model::Direction;
-use crate::bench::stats;
+use crate::stats;
 
 /// One row being measured.
 pub(super) struct Row {

@@ -18,7 +18,7 @@ pub use job::Run;
 pub use methods::{candidates, measure_remote, Receiver, RemoteCeiling, RemoteSetup};
 
 use super::model::Ceiling;
-use super::stats;
+use crate::stats;
 use anyhow::{Context, Result};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};

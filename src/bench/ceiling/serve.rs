@@ -3,7 +3,8 @@
 //! each send, so a ceiling held down by the server's CPU quota is known as such.
 
 use super::super::model::{Ceiling, CeilingDirection, Direction};
-use super::super::{stats, verdict};
+use super::super::verdict;
+use crate::stats;
 
 /// One raw-TCP run from an `sshtune serve` host.
 #[derive(Debug, Clone, Copy)]

@@ -4,7 +4,8 @@
 
 use super::{Outcome, RemoteCeiling, RemoteSetup, Run};
 use crate::bench::model::{self, CeilingDirection, Direction};
-use crate::bench::{run, stats, verdict};
+use crate::bench::{run, verdict};
+use crate::stats;
 use crate::target::{SshLog, SshTarget};
 use anyhow::Result;
 use std::net::IpAddr;

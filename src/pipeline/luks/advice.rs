@@ -301,9 +301,9 @@ mod tests {
     fn cell_with(cipher: &str, setting: &str, samples: &[f64]) -> LuksCell {
         let mut c = cell(cipher, setting, 0.0);
         c.row.samples = samples.to_vec();
-        c.row.median_mib_s = crate::bench::stats::median(samples);
-        c.row.min_mib_s = crate::bench::stats::min(samples);
-        c.row.max_mib_s = crate::bench::stats::max(samples);
+        c.row.median_mib_s = crate::stats::median(samples);
+        c.row.min_mib_s = crate::stats::min(samples);
+        c.row.max_mib_s = crate::stats::max(samples);
         c
     }
 

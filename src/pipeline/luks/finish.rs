@@ -54,9 +54,8 @@ pub fn finish(
         .filter_map(|c| c.error_pct)
         .map(f64::abs)
         .collect();
-    let model_max_error_pct = crate::bench::stats::max(&errors);
-    let model_median_error_pct =
-        crate::bench::stats::median(&errors).map(|e| (e * 10.0).round() / 10.0);
+    let model_max_error_pct = crate::stats::max(&errors);
+    let model_median_error_pct = crate::stats::median(&errors).map(|e| (e * 10.0).round() / 10.0);
     let recommendation = advice::recommend(
         &cells,
         &m.settings,

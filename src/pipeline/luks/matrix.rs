@@ -13,12 +13,12 @@ use super::step::{round2, tag, time_left};
 use super::verify::{compare, mark_differing};
 use super::volume::{self, Made};
 use super::{budget, copy, predict};
-use crate::bench::stats;
 use crate::pipeline::model::{AloneStage, LuksSetting, LuksTiming, Row};
 use crate::pipeline::options::Options;
 use crate::pipeline::setup::Setup;
 use crate::pipeline::MIB;
 use crate::process::{check_interrupted, interrupted};
+use crate::stats;
 use anyhow::Result;
 use std::time::Instant;
 

@@ -11,11 +11,11 @@ use super::matrix::{matrix, Inputs};
 use super::settings;
 use super::step::{round2, set_dm};
 use super::verify::{files, sums};
-use crate::bench::stats;
 use crate::pipeline::model::{AloneStage, LuksSetting, LuksTiming, Row, StorageInfo};
 use crate::pipeline::setup::Setup;
 use crate::pipeline::MIB;
 use crate::process::check_interrupted;
+use crate::stats;
 use anyhow::{bail, Context, Result};
 
 /// What `measure` leaves for `finish` (which needs the samplers' intervals).

@@ -34,8 +34,8 @@ fn option(c: &LuksCell) -> Option<LuksOption> {
         cipher: c.row.cipher.clone(),
         setting: c.setting.clone(),
         median_mib_s: c.row.median_mib_s?,
-        min_mib_s: crate::bench::stats::min(s)?,
-        max_mib_s: crate::bench::stats::max(s)?,
+        min_mib_s: crate::stats::min(s)?,
+        max_mib_s: crate::stats::max(s)?,
         samples: s.len() as u32,
     })
 }

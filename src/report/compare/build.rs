@@ -3,8 +3,8 @@
 
 use super::extract;
 use super::model::{Change, Comparison, Figure, Row, Run, SCHEMA};
-use crate::bench::stats;
 use crate::report::load::Loaded;
+use crate::stats;
 
 /// Builds the comparison of `reports` (all of one kind, checked by the caller) with `labels`
 /// (one per report; empty ones are derived from the reports).

@@ -2,7 +2,7 @@
 //! 5.8 or LUKS before and after a patch. Rows are matched by what they measured (their
 //! identity), never by position; each shows every run's median and spread and the change
 //! against the first run. A change is called significant only when the two runs' sample
-//! ranges do not overlap — the rule bench's ranking uses (`bench::stats::ranges_overlap`) —
+//! ranges do not overlap — the rule bench's ranking uses (`stats::ranges_overlap`) —
 //! so a difference inside the noise reads "≈" instead of a percentage that invites a wrong
 //! conclusion.
 

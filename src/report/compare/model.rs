@@ -1,7 +1,7 @@
 //! What a comparison is: runs, rows matched by identity, each run's figure and the change
 //! against the first run; and the cells every format shows them with.
 
-use crate::bench::stats;
+use crate::stats;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "sshtune.compare/1";

@@ -615,7 +615,7 @@ fn adaptive_mode_records_sample_lengths_and_why_rows_stopped() {
     // three visits; a disturbance on a busy machine can keep it open longer, but then only while its
     // spread says so.
     let rates = support::numbers(&slow["samples"]);
-    let spread = sshtune::bench::stats::relative_spread(&rates).unwrap();
+    let spread = sshtune::stats::relative_spread(&rates).unwrap();
     if slow["stopped"] == "decided" || slow["stopped"] == "ordered" {
         // Two first-round samples, one midway, and a third visit when those two disagree.
         assert!(rates.len() <= 5, "{slow}");

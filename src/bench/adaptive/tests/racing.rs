@@ -1,7 +1,7 @@
 use super::*;
 use crate::bench::adaptive::decide::decide;
 use crate::bench::adaptive::row::Row;
-use crate::bench::stats;
+use crate::stats;
 
 #[test]
 fn a_row_below_the_leader_stops_after_two_samples() {
