@@ -51,7 +51,8 @@ pub struct SamplingOptions {
     /// lengthen only while they disagree, and rows below the leader stop early
     /// (`bench::adaptive`).
     pub thorough: bool,
-    /// The default mode stops sampling contenders after this many seconds per engine.
+    /// The default mode stops sampling contenders once the run has lasted this many seconds
+    /// (every engine together); every row still gets its first round.
     pub max_time_s: Option<f64>,
 }
 
@@ -65,6 +66,31 @@ impl SamplingOptions {
         thorough: false,
         max_time_s: None,
     };
+}
+
+impl SamplingOptions {
+    /// `sshtune bench`'s time cap in the default mode when `--max-time` is not given: the
+    /// answer within a minute. Racing rounds and the last visit start only before it, and
+    /// one round of samples can run past it; the embedded default with both engines took
+    /// 57.2–61.5 s without a cap on an idle machine (docs/measurements.md, "Wall time").
+    pub const DEFAULT_CAP_S: f64 = 57.0;
+
+    /// The default mode: samples sized by stability and rows raced (`bench::adaptive`);
+    /// `--thorough` and a fixed `--size` take the reference loop (`bench::thorough`).
+    pub fn adaptive(&self) -> bool {
+        !self.thorough && self.size.is_none()
+    }
+
+    /// The options with the default mode's cap where the run is in the default mode
+    /// (neither `--thorough` nor a fixed `--size`) and no `--max-time` was given.
+    pub fn capped_by_default(self) -> Self {
+        Self {
+            max_time_s: self
+                .max_time_s
+                .or(self.adaptive().then_some(Self::DEFAULT_CAP_S)),
+            ..self
+        }
+    }
 }
 
 impl Default for SamplingOptions {
@@ -161,5 +187,34 @@ impl Options {
 
     pub fn runs(&self, kind: EngineKind) -> bool {
         self.engines.contains(&kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SamplingOptions;
+
+    /// The default mode gets the cap unless `--max-time` set one; `--thorough` and a fixed
+    /// `--size` (the reference loop, which has no racing to stop) get none.
+    #[test]
+    fn only_the_default_mode_is_capped_by_default() {
+        let d = SamplingOptions::DEFAULT;
+        let cap = |o: SamplingOptions| o.capped_by_default().max_time_s;
+        assert_eq!(cap(d), Some(SamplingOptions::DEFAULT_CAP_S));
+        let given = SamplingOptions {
+            max_time_s: Some(120.0),
+            ..d
+        };
+        assert_eq!(cap(given), Some(120.0));
+        let thorough = SamplingOptions {
+            thorough: true,
+            ..d
+        };
+        assert_eq!(cap(thorough), None);
+        let sized = SamplingOptions {
+            size: Some(64 << 20),
+            ..d
+        };
+        assert_eq!(cap(sized), None);
     }
 }

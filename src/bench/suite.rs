@@ -298,7 +298,7 @@ fn native_only(opts: &Options) -> Option<String> {
 /// other.
 fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
     let start = START_S.max(tick_quota.map_or(0.0, |q| tick_seconds(q) / 2.0));
-    (!opts.sampling.thorough && opts.sampling.size.is_none()).then(|| Adaptive {
+    opts.sampling.adaptive().then(|| Adaptive {
         start_s: start.min(opts.sampling.min_duration_s),
         longest_s: opts.sampling.min_duration_s,
         min_bytes: window.map_or(0, |w| 4 * w),

@@ -59,7 +59,8 @@ pub struct BenchArgs {
     #[arg(long, hide = true, conflicts_with = "thorough")]
     pub adaptive: bool,
     /// Stop sampling contenders once the run has lasted this long (e.g. 30s, 2m); every row
-    /// still gets its first samples. Not with --thorough.
+    /// still gets its first samples. Default: 57s, an answer within a minute (a longer
+    /// value lifts it). Not with --thorough.
     #[arg(long, value_parser = crate::units::parse_duration, conflicts_with = "thorough", value_name = "DURATION")]
     pub max_time: Option<f64>,
     /// Which way the data goes: upload (client to server), download, or both (each row

@@ -93,7 +93,8 @@ pub fn options(args: &BenchArgs) -> Options {
             min_duration_s: args.min_duration.0,
             thorough: args.thorough,
             max_time_s: args.max_time,
-        },
+        }
+        .capped_by_default(),
         ceiling: match (&args.ceiling, args.no_ceiling) {
             (Some(rate), _) => CeilingSource::Given(rate.clone()),
             (None, true) => CeilingSource::None,
