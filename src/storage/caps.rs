@@ -50,7 +50,7 @@ impl Capabilities {
                 .is_ok_and(|m| m.lines().any(|l| l.ends_with(" device-mapper")));
         let crypt_target = device_mapper && crypt_target_present();
         let proc_crypto = std::fs::read_to_string("/proc/crypto").unwrap_or_default();
-        let algs = crypto::parse(&proc_crypto);
+        let algs = crate::sysinfo::proc_crypto::parse(&proc_crypto);
         Self {
             root,
             device_mapper,

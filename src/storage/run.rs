@@ -174,8 +174,9 @@ impl Matrix<'_> {
                 self.progress
                     .status(&format!("mapping {} as {name}", describe(target)));
                 dmcrypt::open(spec, self.s.format, self.device, &name).map(|dev| {
-                    let algs =
-                        crypto::parse(&std::fs::read_to_string("/proc/crypto").unwrap_or_default());
+                    let algs = crate::sysinfo::proc_crypto::parse(
+                        &std::fs::read_to_string("/proc/crypto").unwrap_or_default(),
+                    );
                     (dev, Some(crypto::choose(&spec.cipher, &algs)))
                 })
             }

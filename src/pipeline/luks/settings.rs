@@ -63,7 +63,7 @@ pub fn candidates(storage: &StorageInfo, proc_crypto: &str) -> Vec<LuksSetting> 
     }
     out.push(setting("xts256", REF_CIPHER, 256, 512, &[]));
     out.push(setting("xts512", REF_CIPHER, 512, 512, &[]));
-    let algs = crypto::parse(proc_crypto);
+    let algs = crate::sysinfo::proc_crypto::parse(proc_crypto);
     if let Some((c, bits)) = SECOND.iter().find(|(c, _)| {
         let ch = crypto::choose(c, &algs);
         ch.driver.is_some() && ch.class != crypto::DriverClass::Generic

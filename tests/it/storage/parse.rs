@@ -6,6 +6,7 @@ use crate::support;
 use sshtune::storage::crypto::{self, DriverClass};
 use sshtune::storage::plan::Test;
 use sshtune::storage::{fio, kspeed, seqio};
+use sshtune::sysinfo::proc_crypto;
 use std::time::Duration;
 use support::fixture_text;
 
@@ -64,7 +65,7 @@ fn cryptsetup_na_row_is_kept_with_a_reason() {
 #[test]
 fn proc_crypto_of_a_machine_without_glue_drivers_is_generic() {
     let _lock = support::shared();
-    let algs = crypto::parse(&fixture_text("storage/proc_crypto_host.txt"));
+    let algs = proc_crypto::parse(&fixture_text("storage/proc_crypto_host.txt"));
     assert!(algs.len() > 20);
     let c = crypto::choose("aes-xts-plain64", &algs);
     assert_eq!(c.class, DriverClass::Generic);
@@ -79,7 +80,7 @@ fn proc_crypto_of_a_machine_without_glue_drivers_is_generic() {
 #[test]
 fn proc_crypto_in_the_vm_picks_highest_priority_driver() {
     let _lock = support::shared();
-    let algs = crypto::parse(&fixture_text("storage/proc_crypto_vm.txt"));
+    let algs = proc_crypto::parse(&fixture_text("storage/proc_crypto_vm.txt"));
     let xts = crypto::choose("aes-xts-plain64", &algs);
     assert_eq!(xts.driver.as_deref(), Some("xts-aes-aesni"));
     assert_eq!(xts.priority, Some(401));
@@ -100,7 +101,7 @@ fn offload_engine_from_the_seed_is_classified_offload() {
     // The seed's Armada board: marvell_cesa registers cbc(aes) above the ARM assembler one.
     let text = "name         : cbc(aes)\ndriver       : mv-cbc-aes\nmodule       : marvell_cesa\npriority     : 300\ntype         : skcipher\n\n\
                 name         : cbc(aes)\ndriver       : cbc(aes-arm)\nmodule       : kernel\npriority     : 200\ntype         : skcipher\n";
-    let c = crypto::choose("aes-cbc-essiv:sha256", &crypto::parse(text));
+    let c = crypto::choose("aes-cbc-essiv:sha256", &proc_crypto::parse(text));
     assert_eq!(c.driver.as_deref(), Some("mv-cbc-aes"));
     assert_eq!(c.class, DriverClass::Offload);
 }
