@@ -27,6 +27,28 @@ fn a_row_below_the_leader_stops_after_two_samples() {
     );
 }
 
+/// A row with one sample a visit at each of `rates` (MiB/s), for `decide` alone.
+fn row(cipher: &str, rates: &[f64]) -> Row {
+    Row {
+        cipher: cipher.into(),
+        mac: None,
+        direction: Direction::Upload,
+        size: MIB,
+        samples: rates
+            .iter()
+            .map(|&r| Sample {
+                bytes: (r * MIB as f64) as u64,
+                seconds: 1.0,
+                ..Sample::default()
+            })
+            .collect(),
+        error: None,
+        stopped: None,
+        done: false,
+        visits: (0..rates.len() as u32).collect(),
+    }
+}
+
 /// The calls from the first that returns to a cipher measured before: the visits after every
 /// row's first round.
 fn after_first_rounds(ex: &Scripted) -> Vec<&str> {
@@ -118,24 +140,6 @@ fn a_low_first_round_counts_as_one_visit() {
 /// beyond that gets another sample.
 #[test]
 fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
-    let row = |cipher: &str, rates: &[f64]| Row {
-        cipher: cipher.into(),
-        mac: None,
-        direction: Direction::Upload,
-        size: MIB,
-        samples: rates
-            .iter()
-            .map(|&r| Sample {
-                bytes: (r * MIB as f64) as u64,
-                seconds: 1.0,
-                ..Sample::default()
-            })
-            .collect(),
-        error: None,
-        stopped: None,
-        done: false,
-        visits: (0..rates.len() as u32).collect(),
-    };
     let mut rows = vec![
         row("lead", &[400.0, 410.0]),
         row("steady", &[40.0, 43.0]),
@@ -154,24 +158,6 @@ fn a_row_below_the_leader_is_stable_within_the_runs_usual_noise() {
 /// trails by more than the noise, tied within half of it, and races on in between.
 #[test]
 fn an_overlapping_row_is_ordered_by_its_median_after_three_visits() {
-    let row = |name: &str, rates: &[f64]| Row {
-        cipher: name.into(),
-        mac: None,
-        direction: Direction::Upload,
-        size: MIB,
-        samples: rates
-            .iter()
-            .map(|r| Sample {
-                bytes: MIB,
-                seconds: 1.0 / r,
-                ..Sample::default()
-            })
-            .collect(),
-        error: None,
-        stopped: None,
-        done: false,
-        visits: (0..rates.len() as u32).collect(),
-    };
     let mut noise = Noise::default();
     noise.record(0.10);
     let mut rows = vec![
