@@ -2,7 +2,7 @@
 //! samples (`Context`), the sizing step and a row's summary. The thorough mode's loop is
 //! `thorough`, the default mode's `adaptive`.
 
-use super::executor::{Pairs, Sample};
+use super::executor::{Job, Pairs, Sample};
 use super::model::{Direction, ResultRow};
 use super::verdict::{self, Evidence};
 use crate::stats;
@@ -69,16 +69,15 @@ pub struct Taken<'a> {
 }
 
 /// A row's report from its samples: the median over visits (`stats::median_of_visits`), the
-/// range over every sample, the pooled CPU shares, and the verdict on that median.
-pub fn summarise(
-    engine: &str,
-    cipher: &str,
-    mac: Option<&str>,
-    direction: Direction,
-    bytes: u64,
-    taken: Taken,
-    ctx: Context,
-) -> ResultRow {
+/// range over every sample, the pooled CPU shares, and the verdict on that median. `row` names
+/// the row and its sample size.
+pub fn summarise(engine: &str, row: &Job, taken: Taken, ctx: Context) -> ResultRow {
+    let &Job {
+        cipher,
+        mac,
+        direction,
+        bytes,
+    } = row;
     let samples = taken.samples;
     let rates: Vec<f64> = samples.iter().map(Sample::mib_s).collect();
     // A row's CPU share is its samples' CPU seconds over their wall seconds, pooled: the

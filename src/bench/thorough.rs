@@ -187,15 +187,7 @@ fn finish(engine: &str, r: Row, ctx: Context) -> ResultRow {
         samples: &r.samples,
         visits: &visits,
     };
-    let mut row = summarise(
-        engine,
-        &r.cipher,
-        r.mac.as_deref(),
-        r.direction,
-        r.size,
-        taken,
-        ctx,
-    );
+    let mut row = summarise(engine, &r.job(r.size), taken, ctx);
     keep_late_error(&mut row, r.error);
     row
 }

@@ -266,15 +266,7 @@ impl<'r> Race<'r> {
                 samples: &r.samples,
                 visits: &r.visits,
             };
-            let mut row = summarise(
-                engine,
-                &r.cipher,
-                r.mac.as_deref(),
-                r.direction,
-                r.size,
-                taken,
-                ctx,
-            );
+            let mut row = summarise(engine, &r.job(), taken, ctx);
             row.stopped = r.stopped.map(String::from);
             keep_late_error(&mut row, r.error);
             *slot = Some(row);

@@ -1,7 +1,7 @@
 //! One row as the run measures it: its samples and their visits, size, latest round and why
 //! it stopped.
 
-use crate::bench::executor::Sample;
+use crate::bench::executor::{Job, Sample};
 use crate::bench::model::Direction;
 use crate::stats;
 
@@ -21,6 +21,16 @@ pub(super) struct Row {
 }
 
 impl Row {
+    /// Its next sample: the row at its current size.
+    pub(super) fn job(&self) -> Job<'_> {
+        Job {
+            cipher: &self.cipher,
+            mac: self.mac.as_deref(),
+            direction: self.direction,
+            bytes: self.size,
+        }
+    }
+
     pub(super) fn rates(&self) -> Vec<f64> {
         self.samples.iter().map(Sample::mib_s).collect()
     }

@@ -4,7 +4,6 @@ use super::decide::{decide, ORDERED_AFTER};
 use super::events::{sampled, status};
 use super::noise::disagreement;
 use super::race::Race;
-use crate::bench::executor::Job;
 use crate::process;
 use crate::target::SshError;
 use anyhow::Result;
@@ -98,13 +97,7 @@ impl Race<'_> {
         let r = &mut self.rows[i];
         self.progress
             .status(&status(&r.cipher, r.direction, &self.budget));
-        let job = Job {
-            cipher: &r.cipher,
-            mac: r.mac.as_deref(),
-            direction: r.direction,
-            bytes: r.size,
-        };
-        match self.exec.transfer(&job) {
+        match self.exec.transfer(&r.job()) {
             Ok(s) => {
                 self.budget.add(&s);
                 if let Some(last) = r.samples.last() {
