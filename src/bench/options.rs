@@ -66,9 +66,7 @@ impl SamplingOptions {
         thorough: false,
         max_time_s: None,
     };
-}
 
-impl SamplingOptions {
     /// `sshtune bench`'s time cap in the default mode when `--max-time` is not given: the
     /// answer within a minute. Racing rounds and the last visit start only before it, and
     /// one round of samples can run past it; the embedded default with both engines took

@@ -87,10 +87,8 @@ pub fn run(opts: &Options, progress: &dyn Fn() -> Box<dyn Progress>) -> Result<B
         // Over loopback the native engine runs every row once before any is sampled
         // (`Race::survey`): its process reads a cipher faster once it has run the others. Over
         // a network, where a row's first size can take a second, it does not.
-        let adaptive = adaptive(opts, window, tick_quota).map(|a| Adaptive {
-            survey: kind == EngineKind::Native && facts.loopback,
-            ..a
-        });
+        let survey = kind == EngineKind::Native && facts.loopback;
+        let adaptive = adaptive(opts, window, tick_quota, survey);
         let mut ctx = run::Context {
             client_quota_cores: client_quota,
             shared_cores: facts.shared_cores,
@@ -296,7 +294,12 @@ fn native_only(opts: &Options) -> Option<String> {
 /// across the verdict's threshold. The quota's ramp-up needs no rule of its own: the
 /// session's warm-up covers it, and a longer sample that reads faster is lengthened like any
 /// other.
-fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Option<Adaptive> {
+fn adaptive(
+    opts: &Options,
+    window: Option<u64>,
+    tick_quota: Option<f64>,
+    survey: bool,
+) -> Option<Adaptive> {
     let start = START_S.max(tick_quota.map_or(0.0, |q| tick_seconds(q) / 2.0));
     opts.sampling.adaptive().then(|| Adaptive {
         start_s: start.min(opts.sampling.min_duration_s),
@@ -305,7 +308,7 @@ fn adaptive(opts: &Options, window: Option<u64>, tick_quota: Option<f64>) -> Opt
         max_samples: opts.sampling.repeat.max(2) + 2,
         race: true,
         revisit: true,
-        survey: false,
+        survey,
     })
 }
 
@@ -349,7 +352,7 @@ pub fn settings(opts: &Options) -> Settings {
         native_window_bytes: native.then(|| opts.native.window()),
         native_threads: native.then_some(opts.native.threads),
         mode: Some(
-            if adaptive(opts, None, None).is_some() {
+            if opts.sampling.adaptive() {
                 "adaptive"
             } else {
                 "thorough"
@@ -384,10 +387,10 @@ mod tests {
     fn the_adaptive_mode_starts_longer_where_short_samples_mislead() {
         let o = Options::new(None, vec![EngineKind::Openssh]);
         assert!(!o.sampling.thorough, "the adaptive mode is the default");
-        let a = |tick| adaptive(&o, Some(1 << 20), tick).unwrap();
+        let a = |tick| adaptive(&o, Some(1 << 20), tick, false).unwrap();
         assert_eq!(a(None).start_s, START_S);
         assert_eq!(a(None).min_bytes, 4 << 20);
-        assert_eq!(adaptive(&o, None, None).unwrap().min_bytes, 0);
+        assert_eq!(adaptive(&o, None, None, false).unwrap().min_bytes, 0);
         // Two samples of a quarter second count 50 ticks of a whole core.
         assert_eq!(a(Some(1.0)).start_s, TICK_CPU_ROW_S / 2.0);
         // A 20% quota counts a fifth of the ticks: 2.5 s for 50 of them, in two samples.
@@ -399,10 +402,10 @@ mod tests {
         assert_eq!(smallest_quota(None, Some(2.0)), 1.0);
         let mut thorough = o.clone();
         thorough.sampling.thorough = true;
-        assert!(adaptive(&thorough, None, None).is_none());
+        assert!(adaptive(&thorough, None, None, false).is_none());
         let mut fixed = o.clone();
         fixed.sampling.size = Some(1 << 20);
-        assert!(adaptive(&fixed, None, None).is_none());
+        assert!(adaptive(&fixed, None, None, false).is_none());
         assert_eq!(settings(&fixed).mode.as_deref(), Some("thorough"));
         assert_eq!(settings(&o).mode.as_deref(), Some("adaptive"));
     }
